@@ -1,0 +1,49 @@
+package chunks
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Encoding identifies a chunk encoding. The values are those of Prometheus's
+// chunkenc package, because they are written to chunk files.
+type Encoding uint8
+
+// Chunk encodings.
+const (
+	// EncNone is the zero Encoding; no chunk has it.
+	EncNone Encoding = 0
+	// EncXOR is the Gorilla-style XOR encoding of float samples (XORChunk).
+	EncXOR Encoding = 1
+)
+
+// String returns the encoding's name as Prometheus spells it ("none", "XOR"),
+// or "Encoding(n)" for a value this package does not know.
+func (e Encoding) String() string {
+	switch e {
+	case EncNone:
+		return "none"
+	case EncXOR:
+		return "XOR"
+	}
+	return "Encoding(" + strconv.Itoa(int(e)) + ")"
+}
+
+// FromData returns a chunk of encoding e over data, which holds the chunk's
+// bytes including its 2-byte header. data is not copied: the chunk and its
+// iterators read it in place, so the caller must not change it while they are
+// in use. Appender on such a chunk copies data first and never writes to it.
+//
+// An encoding other than EncXOR yields an error wrapping ErrUnknownEncoding;
+// data too short to hold the header yields one wrapping ErrCorrupt. The rest
+// of data is checked only as it is decoded.
+func FromData(e Encoding, data []byte) (Chunk, error) {
+	switch e {
+	case EncXOR:
+		if len(data) < headerSize {
+			return nil, &CorruptError{Offset: 0, Sample: -1, Reason: "chunk shorter than its " + strconv.Itoa(headerSize) + "-byte header"}
+		}
+		return &XORChunk{w: bitWriter{buf: data}, borrowed: true}, nil
+	}
+	return nil, fmt.Errorf("%w: %d", ErrUnknownEncoding, uint8(e))
+}

@@ -1,0 +1,134 @@
+package chunks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// fuzzSeedChunks returns valid chunks of assorted shapes for seeding.
+func fuzzSeedChunks(t testing.TB) [][]byte {
+	r := rand.New(rand.NewPCG(11, 11))
+	var out [][]byte
+	for _, ss := range [][]testSample{
+		nil,
+		{{1000, math.Float64bits(1)}},
+		{{1000, math.Float64bits(1)}, {16000, math.Float64bits(1)}, {31010, math.Float64bits(2)}},
+		genScrape(r, 30, 1_700_000_000_000, 100, gaugeValues),
+		genScrape(r, 30, -5000, 0, specialValues),
+		genJumps(r, 20),
+	} {
+		out = append(out, bytes.Clone(encode(t, ss).Bytes()))
+	}
+	return out
+}
+
+// samplesFromFuzz turns fuzz bytes into samples: 16 bytes each, time then
+// value bits, sorted and deduplicated by time.
+func samplesFromFuzz(data []byte) []testSample {
+	ss := make([]testSample, 0, len(data)/16)
+	for ; len(data) >= 16; data = data[16:] {
+		ss = append(ss, testSample{int64(binary.LittleEndian.Uint64(data)), binary.LittleEndian.Uint64(data[8:])})
+	}
+	return sortDedup(ss)
+}
+
+// FuzzXORRoundTrip encodes arbitrary samples and checks they decode to the
+// same bits, and that resuming the chunk at any point from its bytes yields
+// the same encoding.
+func FuzzXORRoundTrip(f *testing.F) {
+	r := rand.New(rand.NewPCG(12, 12))
+	for _, ss := range [][]testSample{
+		genScrape(r, 10, 1_700_000_000_000, 100, gaugeValues),
+		genScrape(r, 10, 0, 0, specialValues),
+		genJumps(r, 10),
+	} {
+		var b []byte
+		for _, s := range ss {
+			b = binary.LittleEndian.AppendUint64(b, uint64(s.t))
+			b = binary.LittleEndian.AppendUint64(b, s.v)
+		}
+		f.Add(uint8(3), b)
+	}
+	f.Fuzz(func(t *testing.T, split uint8, data []byte) {
+		ss := samplesFromFuzz(data)
+		c := encode(t, ss)
+		requireSamples(t, ss, collect(t, c.Iterator(nil)))
+
+		k := min(int(split), len(ss))
+		fd, err := FromData(EncXOR, bytes.Clone(encode(t, ss[:k]).Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendAll(mustAppender(t, fd), ss[k:])
+		requireBytes(t, c.Bytes(), fd.Bytes())
+	})
+}
+
+// FuzzXORDecode feeds arbitrary bytes to the decoder: it must not panic,
+// must stop after at most the header's count of samples, and when Appender
+// accepts the bytes, an appended sample must decode after the old ones.
+func FuzzXORDecode(f *testing.F) {
+	for _, b := range fuzzSeedChunks(f) {
+		f.Add(b)
+	}
+	f.Add([]byte{0x00, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add([]byte{0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := FromData(EncXOR, data)
+		if err != nil {
+			if len(data) >= headerSize {
+				t.Fatalf("FromData rejected %d bytes: %v", len(data), err)
+			}
+			return
+		}
+		var got []testSample
+		it := c.Iterator(nil)
+		for it.Next() {
+			ts, v := it.At()
+			got = append(got, testSample{ts, math.Float64bits(v)})
+			if len(got) > c.NumSamples() {
+				t.Fatalf("decoded more than the header's %d samples", c.NumSamples())
+			}
+		}
+		decodeErr := it.Err()
+		if decodeErr == nil && len(got) != c.NumSamples() {
+			t.Fatalf("decoded %d of %d samples without error", len(got), c.NumSamples())
+		}
+		if it.Next() || it.Seek(math.MinInt64) {
+			t.Fatal("iterator moved after its end")
+		}
+		// Seek agrees with Next on the same bytes.
+		if len(got) > 0 {
+			target := got[len(got)/2].t
+			it = c.Iterator(it)
+			if !it.Seek(target) {
+				t.Fatalf("Seek(%d) failed: %v", target, it.Err())
+			}
+		}
+
+		orig := bytes.Clone(data)
+		app, err := c.Appender()
+		if !bytes.Equal(orig, data) {
+			t.Fatal("Appender modified the FromData bytes")
+		}
+		if err != nil {
+			requireCorrupt(t, err)
+			return
+		}
+		if decodeErr != nil {
+			t.Fatalf("Appender accepted bytes the iterator rejected: %v", decodeErr)
+		}
+		if len(got) == MaxSamples || (len(got) > 0 && got[len(got)-1].t == math.MaxInt64) {
+			return
+		}
+		next := testSample{math.MinInt64, staleNaN}
+		if len(got) > 0 {
+			next.t = got[len(got)-1].t + 1
+		}
+		app.Append(next.t, math.Float64frombits(next.v))
+		requireSamples(t, append(got, next), collect(t, c.Iterator(nil)))
+	})
+}

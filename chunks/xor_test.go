@@ -1,0 +1,452 @@
+package chunks
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestXORRoundTrip(t *testing.T) {
+	const seed = 20240611
+	r := rand.New(rand.NewPCG(seed, 1))
+	cases := []struct {
+		name string
+		ss   []testSample
+	}{
+		{"single sample", []testSample{{1234, math.Float64bits(5)}}},
+		{"two samples", []testSample{{-5, math.Float64bits(5)}, {7, math.Float64bits(-5)}}},
+		{"regular scrape gauge", genScrape(r, 120, 1_700_000_000_000, 0, gaugeValues)},
+		{"jittered scrape gauge", genScrape(r, 120, 1_700_000_000_000, 50, gaugeValues)},
+		{"jittered counter", genScrape(r, 120, 1_700_000_000_000, 200, counterValues())},
+		{"constant", genScrape(r, 240, 0, 0, constValues(42))},
+		{"special values", genScrape(r, 200, 1_000, 10, specialValues)},
+		{"random bits", genScrape(r, 300, 0, 7000, randomBits)},
+		{"negative times", genScrape(r, 120, -10_000_000, 100, gaugeValues)},
+		{"huge jumps", genJumps(r, 500)},
+		{"extreme times", []testSample{
+			{math.MinInt64, 0}, {math.MinInt64 + 1, 1}, {0, 2}, {math.MaxInt64 - 1, 3}, {math.MaxInt64, 4},
+		}},
+		{"MinInt64 to MaxInt64", []testSample{{math.MinInt64, staleNaN}, {math.MaxInt64, staleNaN}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := encode(t, tc.ss)
+			if c.NumSamples() != len(tc.ss) {
+				t.Fatalf("NumSamples = %d, want %d (seed %d)", c.NumSamples(), len(tc.ss), seed)
+			}
+			requireSamples(t, tc.ss, collect(t, c.Iterator(nil)))
+
+			fd, err := FromData(EncXOR, bytes.Clone(c.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireSamples(t, tc.ss, collect(t, fd.Iterator(nil)))
+		})
+	}
+}
+
+// TestDoDBucketWidths checks the number of bits each timestamp
+// delta-of-delta costs, at the edges of every bucket. Values are constant,
+// so each sample after the second costs the dod plus one value bit.
+func TestDoDBucketWidths(t *testing.T) {
+	cases := []struct {
+		dod  int64
+		bits int
+	}{
+		{0, 1},
+		{1, 16}, {-1, 16},
+		{8192, 16}, {-8191, 16}, // 14-bit bucket: [-(2^13-1), 2^13]
+		{8193, 20}, {-8192, 20},
+		{65536, 20}, {-65535, 20}, // 17-bit bucket
+		{65537, 24}, {-65536, 24},
+		{524288, 24}, {-524287, 24}, // 20-bit bucket
+		{524289, 68}, {-524288, 68},
+		{1 << 40, 68}, {-(1 << 40), 68},
+	}
+	for _, tc := range cases {
+		const d0 = int64(1) << 30 // first delta, large enough for negative dods
+		ss := []testSample{{0, 0}, {d0, 0}, {2*d0 + tc.dod, 0}}
+		base := encode(t, ss[:2])
+		c := encode(t, ss)
+		// The 2-sample chunk ends with the second value's '0' bit, the
+		// first bit of a fresh byte after the byte-aligned uvarint; the
+		// third sample adds the dod and another '0' value bit.
+		baseBits := len(base.Bytes())*8 - 7
+		wantLen := (baseBits + tc.bits + 1 + 7) / 8
+		if got := len(c.Bytes()); got != wantLen {
+			t.Errorf("dod %d: chunk is %d bytes, want %d (dod costing %d bits)", tc.dod, got, wantLen, tc.bits)
+		}
+		requireSamples(t, ss, collect(t, c.Iterator(nil)))
+	}
+}
+
+func TestXORSeek(t *testing.T) {
+	ss := []testSample{{10, 1}, {20, 2}, {30, 3}, {40, 4}}
+	type step struct {
+		seek   bool // Seek(arg) if true, else Next()
+		arg    int64
+		ok     bool
+		wantAt int64
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"seek before first", []step{{true, 0, true, 10}}},
+		{"seek exact", []step{{true, 20, true, 20}}},
+		{"seek between", []step{{true, 25, true, 30}}},
+		{"seek last", []step{{true, 40, true, 40}}},
+		{"seek past end", []step{{true, 41, false, 0}}},
+		{"seek past end stays exhausted", []step{{true, 41, false, 0}, {true, 0, false, 0}, {false, 0, false, 0}}},
+		{"seek does not move when current qualifies", []step{{false, 0, true, 10}, {false, 0, true, 20}, {true, 15, true, 20}, {true, 20, true, 20}}},
+		{"seek never moves backwards", []step{{true, 30, true, 30}, {true, 10, true, 30}, {false, 0, true, 40}}},
+		{"seek after next to later", []step{{false, 0, true, 10}, {true, 31, true, 40}, {false, 0, false, 0}}},
+		{"next to end then seek", []step{{true, 40, true, 40}, {false, 0, false, 0}, {true, 40, false, 0}}},
+		{"seek min int", []step{{true, math.MinInt64, true, 10}, {true, math.MinInt64, true, 10}}},
+	}
+	c := encode(t, ss)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			it := c.Iterator(nil)
+			for i, s := range tc.steps {
+				var ok bool
+				if s.seek {
+					ok = it.Seek(s.arg)
+				} else {
+					ok = it.Next()
+				}
+				if ok != s.ok {
+					t.Fatalf("step %d: got %v, want %v", i, ok, s.ok)
+				}
+				if ok {
+					if at, _ := it.At(); at != s.wantAt {
+						t.Fatalf("step %d: At() = %d, want %d", i, at, s.wantAt)
+					}
+				}
+			}
+			if err := it.Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Run("empty chunk", func(t *testing.T) {
+		if NewXORChunk().Iterator(nil).Seek(0) {
+			t.Fatal("Seek on empty chunk returned true")
+		}
+	})
+}
+
+// TestXORAppenderResume checks that an appender obtained from a chunk read
+// back from bytes continues exactly as if all samples had gone through one
+// appender, for every split point, and never writes to the caller's bytes.
+func TestXORAppenderResume(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	series := map[string][]testSample{
+		"gauge":    genScrape(r, 60, 1_700_000_000_000, 50, gaugeValues),
+		"counter":  genScrape(r, 60, 0, 300, counterValues()),
+		"constant": genScrape(r, 30, 0, 0, constValues(1)),
+		"special":  genScrape(r, 60, -1000, 5, specialValues),
+		"random":   genScrape(r, 60, 0, 7000, randomBits),
+		"jumps":    genJumps(r, 60),
+		// A window is set only after the constant prefix: the resumed
+		// appender must still know it has none.
+		"constant then change": append(genScrape(r, 5, 0, 0, constValues(3)), testSample{100000, 12345}, testSample{110000, 99}),
+	}
+	for name, ss := range series {
+		t.Run(name, func(t *testing.T) {
+			want := encode(t, ss).Bytes()
+			for k := 0; k <= len(ss); k++ {
+				src := bytes.Clone(encode(t, ss[:k]).Bytes())
+				orig := bytes.Clone(src)
+				c, err := FromData(EncXOR, src[:len(src):len(src)+0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				appendAll(mustAppender(t, c), ss[k:])
+				if !bytes.Equal(want, c.Bytes()) {
+					t.Fatalf("split %d: resumed chunk differs\nwant % X\ngot  % X", k, want, c.Bytes())
+				}
+				if !bytes.Equal(orig, src) {
+					t.Fatalf("split %d: Appender wrote to the FromData bytes", k)
+				}
+				// A second Appender on our own chunk resumes too.
+				c2 := encode(t, ss[:k])
+				appendAll(mustAppender(t, c2), ss[k:])
+				requireBytes(t, want, c2.Bytes())
+			}
+		})
+	}
+}
+
+// TestXORAppenderResumeOldPadding resumes a chunk as older Prometheus
+// versions wrote it, with a zero byte after a byte-aligned last field: the
+// continuation must fill that byte and match a fresh encoding.
+func TestXORAppenderResumeOldPadding(t *testing.T) {
+	ss := []testSample{{1000, math.Float64bits(1)}, {16000, math.Float64bits(1)}, {31010, math.Float64bits(2)}}
+	old := append(bytes.Clone(encode(t, ss[:1]).Bytes()), 0)
+	c, err := FromData(EncXOR, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSamples(t, ss[:1], collect(t, c.Iterator(nil)))
+	appendAll(mustAppender(t, c), ss[1:])
+	requireBytes(t, encode(t, ss).Bytes(), c.Bytes())
+}
+
+func TestXORAppenderRejectsBadTail(t *testing.T) {
+	valid := encode(t, []testSample{{0, 0}, {10, 0x0FF0 << 48}}).Bytes() // ends 5 bits into its last byte
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"two stray bytes", append(bytes.Clone(valid), 0, 0)},
+		{"stray byte after aligned end", append(append(bytes.Clone(encode(t, []testSample{{1, 1}}).Bytes()), 0), 0)},
+		{"non-zero padding", func() []byte { b := bytes.Clone(valid); b[len(b)-1] |= 1; return b }()},
+		{"non-zero pad byte", append(bytes.Clone(encode(t, []testSample{{1, 1}}).Bytes()), 0x10)},
+		{"empty chunk with tail", []byte{0, 0, 0, 0}},
+		{"truncated", valid[:len(valid)-1]},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := FromData(EncXOR, tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			app, err := c.Appender()
+			if app != nil {
+				t.Fatal("got an appender")
+			}
+			requireCorrupt(t, err)
+		})
+	}
+}
+
+func TestXORCorrupt(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ss := genScrape(r, 50, 1_700_000_000_000, 2000, randomBits)
+	valid := encode(t, ss).Bytes()
+
+	t.Run("every truncation", func(t *testing.T) {
+		for n := 2; n < len(valid); n++ {
+			c, err := FromData(EncXOR, valid[:n])
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := c.Iterator(nil)
+			i := 0
+			for it.Next() {
+				if ts, v := it.At(); ts != ss[i].t || math.Float64bits(v) != ss[i].v {
+					t.Fatalf("len %d: sample %d = (%d, %g), want %v", n, i, ts, v, ss[i])
+				}
+				i++
+			}
+			requireCorrupt(t, it.Err())
+			if i >= len(ss) {
+				t.Fatalf("len %d: decoded all samples from a truncated chunk", n)
+			}
+			if it.Next() || it.Seek(math.MinInt64) {
+				t.Fatal("iterator moved after an error")
+			}
+		}
+	})
+
+	cases := []struct {
+		name string
+		data []byte
+	}{
+		{"header claims more", append([]byte{0x01, 0x00}, valid[2:]...)},
+		{"header only", []byte{0x00, 0x05}},
+		{"varint overflow", []byte{0x00, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+		{"varint tenth byte too big", []byte{0x00, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"uvarint overflow", append(append([]byte{0x00, 0x02, 0x00}, make([]byte, 8)...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)},
+		// '11' leading=31 (11111) sig=63 (111111): 94 bits.
+		{"window wider than 64 bits", append(append([]byte{0x00, 0x02, 0x00}, make([]byte, 8)...), 0x01, 0xFF, 0xF8, 0, 0, 0, 0, 0, 0, 0, 0, 0)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := FromData(EncXOR, tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := c.Iterator(nil)
+			for it.Next() {
+			}
+			requireCorrupt(t, it.Err())
+			_, err = c.Appender()
+			requireCorrupt(t, err)
+		})
+	}
+}
+
+func TestFromData(t *testing.T) {
+	cases := []struct {
+		name string
+		enc  Encoding
+		data []byte
+		want error
+	}{
+		{"xor", EncXOR, []byte{0, 0}, nil},
+		{"none", EncNone, []byte{0, 0}, ErrUnknownEncoding},
+		{"future", Encoding(7), []byte{0, 0}, ErrUnknownEncoding},
+		{"nil data", EncXOR, nil, ErrCorrupt},
+		{"one byte", EncXOR, []byte{0}, ErrCorrupt},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := FromData(tc.enc, tc.data)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if (c == nil) != (tc.want != nil) {
+				t.Fatalf("chunk = %v with err %v", c, err)
+			}
+			if c != nil && (c.Encoding() != tc.enc || c.NumSamples() != 0) {
+				t.Fatalf("Encoding %v NumSamples %d", c.Encoding(), c.NumSamples())
+			}
+		})
+	}
+}
+
+func TestEncodingString(t *testing.T) {
+	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", 2: "Encoding(2)", 255: "Encoding(255)"} {
+		if got := e.String(); got != want {
+			t.Errorf("%d: %q, want %q", uint8(e), got, want)
+		}
+	}
+}
+
+func TestNopAndErrIterators(t *testing.T) {
+	boom := errors.New("boom")
+	for name, tc := range map[string]struct {
+		it  Iterator
+		err error
+	}{"nop": {NewNopIterator(), nil}, "err": {NewErrIterator(boom), boom}} {
+		t.Run(name, func(t *testing.T) {
+			if tc.it.Next() || tc.it.Seek(math.MinInt64) {
+				t.Fatal("empty iterator advanced")
+			}
+			if err := tc.it.Err(); err != tc.err {
+				t.Fatalf("Err() = %v, want %v", err, tc.err)
+			}
+			// Not reusable by a chunk, but accepted as reuse.
+			ss := []testSample{{1, 2}}
+			requireSamples(t, ss, collect(t, encode(t, ss).Iterator(tc.it)))
+		})
+	}
+}
+
+func TestIteratorReuse(t *testing.T) {
+	a := encode(t, []testSample{{1, 1}, {2, 2}, {3, 3}})
+	b := encode(t, []testSample{{10, 10}, {20, 20}})
+	it := a.Iterator(nil)
+	for range 2 {
+		if !it.Next() {
+			t.Fatal("short")
+		}
+	}
+	it2 := b.Iterator(it)
+	if it2 != it {
+		t.Fatal("iterator not reused")
+	}
+	requireSamples(t, []testSample{{10, 10}, {20, 20}}, collect(t, it2))
+	// Reuse after an error clears the error.
+	bad, _ := FromData(EncXOR, []byte{0, 9})
+	it3 := bad.Iterator(it2)
+	for it3.Next() {
+	}
+	requireCorrupt(t, it3.Err())
+	requireSamples(t, []testSample{{1, 1}, {2, 2}, {3, 3}}, collect(t, a.Iterator(it3)))
+}
+
+func TestXORCompact(t *testing.T) {
+	ss := genScrape(rand.New(rand.NewPCG(1, 1)), 20, 0, 0, gaugeValues)
+	c := encode(t, ss)
+	before := c.Iterator(nil)
+	want := bytes.Clone(c.Bytes())
+	c.Compact()
+	if cap(c.Bytes()) != len(c.Bytes()) {
+		t.Fatalf("cap %d after Compact, len %d", cap(c.Bytes()), len(c.Bytes()))
+	}
+	requireBytes(t, want, c.Bytes())
+	requireSamples(t, ss, collect(t, before))
+	// Appending after Compact still works.
+	more := []testSample{{ss[len(ss)-1].t + 15000, math.Float64bits(1)}}
+	app := mustAppender(t, c)
+	appendAll(app, more)
+	requireSamples(t, append(ss, more...), collect(t, c.Iterator(nil)))
+	// Little slack: no copy.
+	c2 := &XORChunk{w: bitWriter{buf: make([]byte, headerSize, headerSize+compactSlack)}}
+	c2.Compact()
+	if cap(c2.Bytes()) != headerSize+compactSlack {
+		t.Fatal("Compact copied a chunk with little slack")
+	}
+}
+
+func TestXORMaxSamples(t *testing.T) {
+	c := NewXORChunk()
+	app := mustAppender(t, c)
+	for i := range MaxSamples + 10 {
+		app.Append(int64(i), float64(i%7))
+	}
+	if c.NumSamples() != MaxSamples {
+		t.Fatalf("NumSamples = %d", c.NumSamples())
+	}
+	it := c.Iterator(nil)
+	n := 0
+	for it.Next() {
+		if ts, v := it.At(); ts != int64(n) || v != float64(n%7) {
+			t.Fatalf("sample %d = (%d, %g)", n, ts, v)
+		}
+		n++
+	}
+	if it.Err() != nil || n != MaxSamples {
+		t.Fatalf("decoded %d, err %v", n, it.Err())
+	}
+}
+
+func TestXORZeroValue(t *testing.T) {
+	var c XORChunk
+	if c.NumSamples() != 0 || c.Iterator(nil).Next() {
+		t.Fatal("zero chunk not empty")
+	}
+	ss := []testSample{{5, 5}, {6, 6}}
+	appendAll(mustAppender(t, &c), ss)
+	requireSamples(t, ss, collect(t, c.Iterator(nil)))
+}
+
+func TestXORAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	ss := genScrape(r, 120, 1_700_000_000_000, 100, gaugeValues)
+
+	// Append within capacity allocates nothing.
+	c := &XORChunk{w: bitWriter{buf: make([]byte, headerSize, 1<<16)}}
+	app := mustAppender(t, c)
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		app.Append(int64(i)*15000, float64(i%10))
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("Append: %v allocs", allocs)
+	}
+
+	// Iterating with a reused iterator allocates nothing.
+	c2 := encode(t, ss)
+	it := c2.Iterator(nil)
+	allocs = testing.AllocsPerRun(100, func() {
+		it = c2.Iterator(it)
+		for it.Next() {
+		}
+		if it.Seek(math.MaxInt64) {
+			panic("unexpected")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Iterator reuse + Next: %v allocs", allocs)
+	}
+	if it.Err() != nil {
+		t.Fatal(it.Err())
+	}
+}

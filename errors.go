@@ -1,0 +1,32 @@
+package tsdb
+
+import "errors"
+
+// Errors returned by Appender.Append for a sample that is rejected. A
+// rejected sample affects nothing else: the other samples of the same
+// Appender can still be committed.
+var (
+	// ErrOutOfOrderSample: the sample is older than the series' newest sample.
+	ErrOutOfOrderSample = errors.New("tsdb: out of order sample")
+	// ErrDuplicateSampleForTimestamp: the series already has a sample at this
+	// timestamp with a different value (compared bit by bit, so NaN payloads
+	// and the staleness marker count as different values). Appending the same
+	// value bits again is a no-op, not an error.
+	ErrDuplicateSampleForTimestamp = errors.New("tsdb: duplicate sample for timestamp")
+	// ErrOutOfBounds: the sample is older than the head's appendable window.
+	ErrOutOfBounds = errors.New("tsdb: out of bounds")
+	// ErrInvalidSample: the label set is empty, has an empty or duplicate
+	// label name, or a name or value that is not valid UTF-8.
+	ErrInvalidSample = errors.New("tsdb: invalid sample")
+)
+
+// Errors about the state of the database or of an Appender or Querier.
+var (
+	// ErrClosed: the DB (or the Querier) was closed.
+	ErrClosed = errors.New("tsdb: closed")
+	// ErrAppenderClosed: Append, Commit or Rollback was called on an Appender
+	// that was already committed or rolled back.
+	ErrAppenderClosed = errors.New("tsdb: appender already committed or rolled back")
+	// ErrInvalidTimeRange: a time range whose start is after its end.
+	ErrInvalidTimeRange = errors.New("tsdb: invalid time range")
+)

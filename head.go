@@ -1,0 +1,278 @@
+package tsdb
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// SeriesRef identifies a series in the head for the lifetime of the process.
+// Appender.Append returns it so that later appends can skip the label lookup.
+type SeriesRef uint64
+
+// Head is the in-memory block that takes all writes. It is safe for
+// concurrent use.
+//
+// Locks: each memSeries has its own mutex; each stripe of the series map has
+// an RWMutex; the isolation state has one mutex. A series lock may be held
+// while taking the isolation lock; stripe locks are never held while taking
+// any other lock.
+type Head struct {
+	logger *slog.Logger
+
+	chunkRange      int64 // ms; the block range, also bounds the appendable window
+	samplesPerChunk int
+	isolationOn     bool
+
+	iso      *isolation
+	series   *stripeSeries
+	postings *index.MemPostings
+	metrics  *headMetrics
+
+	lastSeriesRef atomic.Uint64
+	numSeries     atomic.Int64
+
+	// Time range of the committed samples: minTime is math.MaxInt64 and
+	// maxTime math.MinInt64 while the head is empty.
+	minTime, maxTime atomic.Int64
+	// minValidTime: samples before it are rejected as out of bounds (it is
+	// raised when the head is truncated after its data went into a block).
+	minValidTime atomic.Int64
+
+	// commitHook, if set (by tests only, before the head is used), is called
+	// by Commit while its write ID is in flight, before it applies the i-th
+	// sample of the transaction.
+	commitHook func(a *headAppender, i int)
+}
+
+// headOptions are the parts of Options the head uses.
+type headOptions struct {
+	chunkRange        int64
+	samplesPerChunk   int
+	stripeSize        int
+	isolationDisabled bool
+}
+
+func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Head {
+	h := &Head{
+		logger:          logger,
+		chunkRange:      o.chunkRange,
+		samplesPerChunk: o.samplesPerChunk,
+		isolationOn:     !o.isolationDisabled,
+		iso:             newIsolation(),
+		series:          newStripeSeries(o.stripeSize),
+		postings:        index.NewMemPostings(),
+	}
+	h.minTime.Store(math.MaxInt64)
+	h.maxTime.Store(math.MinInt64)
+	h.minValidTime.Store(math.MinInt64)
+	h.metrics = newHeadMetrics(h, reg)
+	return h
+}
+
+// NumSeries returns the number of series in the head.
+func (h *Head) NumSeries() int64 { return h.numSeries.Load() }
+
+// MinTime returns the time of the oldest committed sample, math.MaxInt64 if
+// there is none.
+func (h *Head) MinTime() int64 { return h.minTime.Load() }
+
+// MaxTime returns the time of the newest committed sample, math.MinInt64 if
+// there is none.
+func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
+
+// appendableMinValidTime returns the oldest timestamp the head accepts now:
+// samples must not be older than half a block range before the newest
+// sample, nor older than data already moved to blocks.
+func (h *Head) appendableMinValidTime() int64 {
+	mv := h.minValidTime.Load()
+	if maxt := h.maxTime.Load(); maxt != math.MinInt64 {
+		mv = max(mv, maxt-h.chunkRange/2)
+	}
+	return mv
+}
+
+// updateTimeRange widens the head's time range to include [mint, maxt].
+func (h *Head) updateTimeRange(mint, maxt int64) {
+	for {
+		cur := h.minTime.Load()
+		if mint >= cur || h.minTime.CompareAndSwap(cur, mint) {
+			break
+		}
+	}
+	for {
+		cur := h.maxTime.Load()
+		if maxt <= cur || h.maxTime.CompareAndSwap(cur, maxt) {
+			break
+		}
+	}
+}
+
+// getOrCreate returns the series with the given labels, creating it if
+// needed. The labels are validated only when the series is new.
+func (h *Head) getOrCreate(lset labels.Labels) (*memSeries, error) {
+	hash := lset.Hash()
+	if s := h.series.getByHash(hash, lset); s != nil {
+		return s, nil
+	}
+	if err := validateLabels(lset); err != nil {
+		h.metrics.invalid.Inc()
+		return nil, err
+	}
+	s, created := h.series.getOrSet(hash, lset, func() *memSeries {
+		return newMemSeries(SeriesRef(h.lastSeriesRef.Add(1)), lset)
+	})
+	if created {
+		h.numSeries.Add(1)
+		h.metrics.seriesCreated.Inc()
+		h.postings.Add(uint64(s.ref), lset)
+	}
+	return s, nil
+}
+
+// validateLabels checks a label set for a new series.
+func validateLabels(lset labels.Labels) error {
+	if lset.IsEmpty() {
+		return fmt.Errorf("%w: empty label set", ErrInvalidSample)
+	}
+	if name, dup := lset.HasDuplicateNames(); dup {
+		return fmt.Errorf("%w: duplicate label name %q in %s", ErrInvalidSample, name, lset)
+	}
+	return lset.Validate(func(l labels.Label) error {
+		switch {
+		case l.Name == "":
+			return fmt.Errorf("%w: empty label name in %s", ErrInvalidSample, lset)
+		case !utf8.ValidString(l.Name):
+			return fmt.Errorf("%w: label name %q is not valid UTF-8", ErrInvalidSample, l.Name)
+		case !utf8.ValidString(l.Value):
+			return fmt.Errorf("%w: value %q of label %q is not valid UTF-8", ErrInvalidSample, l.Value, l.Name)
+		}
+		return nil
+	})
+}
+
+// memSeries is one series in the head: its chunks, the state needed to
+// append to them and its write-ID ring.
+type memSeries struct {
+	ref  SeriesRef
+	lset labels.Labels
+
+	mu sync.Mutex // protects every field below
+
+	// chunks in time order. All but the last are closed: neither they nor
+	// their slice elements change again, so readers may keep them after
+	// dropping the lock. The last one is open: readers copy it under mu.
+	// Truncation must replace the slice, never rewrite it in place.
+	chunks []memChunk
+	app    chunks.Appender // appends to the open chunk; nil if none
+	nextAt int64           // the open chunk is closed at this time
+
+	total     uint64 // samples ever appended; index of the next sample
+	lastT     int64  // time of the newest sample; math.MinInt64 if none
+	lastVBits uint64 // value bits of the newest sample
+
+	txs writeIDRing // write IDs of the newest samples (isolation.go)
+
+	// pendingApp and pendingIdx point at the newest sample an Appender has
+	// buffered but not committed for this series, so that the Appender can
+	// reject its own out-of-order samples at Append time. Cleared when that
+	// Appender commits or rolls back.
+	pendingApp *headAppender
+	pendingIdx int
+}
+
+// memChunk is one chunk of a head series with its time range.
+type memChunk struct {
+	chunk            *chunks.XORChunk
+	minTime, maxTime int64
+}
+
+func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
+	return &memSeries{ref: ref, lset: lset, lastT: math.MinInt64, nextAt: math.MinInt64}
+}
+
+// appendableLocked checks whether (t, v) can follow the series' newest
+// sample and the newest sample pending in app. It returns errNoop for a
+// re-append of the newest sample with identical value bits.
+func (s *memSeries) appendableLocked(app *headAppender, t int64, v float64) error {
+	lastT, lastV := s.lastT, s.lastVBits
+	if s.pendingApp == app {
+		p := &app.samples[s.pendingIdx]
+		lastT, lastV = p.t, math.Float64bits(p.v)
+	}
+	switch {
+	case t > lastT:
+		return nil
+	case t < lastT:
+		return ErrOutOfOrderSample
+	case math.Float64bits(v) == lastV:
+		return errNoop
+	default:
+		return ErrDuplicateSampleForTimestamp
+	}
+}
+
+// appendLocked adds a committed sample to the series. id is the commit's
+// write ID and lowWatermark the watermark it saw; both are ignored when
+// isolation is off. It returns the reason the sample was dropped, "" if it
+// was appended: a sample is dropped here only if another commit wrote a
+// newer or conflicting sample to the series after this one was buffered.
+func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark uint64) (reason string) {
+	if t <= s.lastT {
+		switch {
+		case t < s.lastT:
+			return reasonOutOfOrder
+		case math.Float64bits(v) == s.lastVBits:
+			return "" // identical sample: nothing to do, nothing lost
+		default:
+			return reasonDuplicate
+		}
+	}
+	if s.app == nil || t >= s.nextAt || s.chunks[len(s.chunks)-1].chunk.NumSamples() >= h.samplesPerChunk {
+		s.cutChunkLocked(h, t)
+	}
+	s.app.Append(t, v)
+	s.chunks[len(s.chunks)-1].maxTime = t
+	s.lastT, s.lastVBits = t, math.Float64bits(v)
+	s.total++
+	if h.isolationOn {
+		s.txs.push(id, lowWatermark)
+	}
+	return ""
+}
+
+// cutChunkLocked closes the open chunk and opens a new one starting at t.
+// Chunks never straddle a block-range boundary, so that cutting blocks
+// from the head never splits a chunk.
+func (s *memSeries) cutChunkLocked(h *Head, t int64) {
+	if n := len(s.chunks); n > 0 {
+		s.chunks[n-1].chunk.Compact()
+	}
+	c := chunks.NewXORChunk()
+	app, err := c.Appender()
+	if err != nil {
+		// A new, empty XOR chunk always has an appender.
+		panic(fmt.Sprintf("tsdb: appender of new chunk: %v", err))
+	}
+	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
+	s.app = app
+	s.nextAt = rangeEnd(t, h.chunkRange)
+}
+
+// rangeEnd returns the end (exclusive) of the block range of width r that
+// holds t.
+func rangeEnd(t, r int64) int64 {
+	if t >= 0 {
+		return (t/r + 1) * r
+	}
+	return ((t+1)/r)*r
+}

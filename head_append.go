@@ -1,0 +1,181 @@
+package tsdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// Appender adds samples in one transaction. Samples buffered by Append
+// become visible all at once when Commit returns, or never (Rollback). An
+// Appender is not safe for concurrent use and must not be used after Commit
+// or Rollback; use one Appender per goroutine.
+type Appender interface {
+	// Append buffers a sample. ref is a hint from an earlier Append of the
+	// same series (0 if unknown); the returned ref can be passed next time.
+	// A rejected sample (see the Err... values) is not buffered and affects
+	// nothing else in the transaction.
+	Append(ref SeriesRef, l labels.Labels, t int64, v float64) (SeriesRef, error)
+	// Commit makes all buffered samples visible at once.
+	Commit() error
+	// Rollback discards all buffered samples.
+	Rollback() error
+}
+
+// errNoop marks a re-append of a series' newest sample with identical value
+// bits: accepted, and nothing to do.
+var errNoop = errors.New("tsdb: sample already present")
+
+// pendingSample is a sample buffered by an Appender.
+type pendingSample struct {
+	s *memSeries
+	t int64
+	v float64
+}
+
+// headAppender is the head's Appender. It holds no write ID until Commit
+// starts applying its samples, so an idle or leaked appender costs the
+// isolation machinery nothing.
+type headAppender struct {
+	head         *Head
+	minValidTime int64 // fixed at creation: bounds the appendable window
+
+	samples    []pendingSample
+	mint, maxt int64 // time range of samples
+
+	tx   inflightWrite // the commit's write ID while it is in flight
+	done bool
+}
+
+// Appender returns a new transaction on the head.
+func (h *Head) Appender(_ context.Context) Appender {
+	h.metrics.openAppenders.Inc()
+	return &headAppender{
+		head:         h,
+		minValidTime: h.appendableMinValidTime(),
+		mint:         math.MaxInt64,
+		maxt:         math.MinInt64,
+	}
+}
+
+// Append implements Appender.
+func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v float64) (SeriesRef, error) {
+	if a.done {
+		return 0, ErrAppenderClosed
+	}
+	h := a.head
+	if t < a.minValidTime {
+		h.metrics.outOfBounds.Inc()
+		return 0, fmt.Errorf("%w: sample at %d for %s is older than %d", ErrOutOfBounds, t, lset, a.minValidTime)
+	}
+	var s *memSeries
+	if ref != 0 {
+		s = h.series.getByRef(ref)
+	}
+	if s == nil {
+		var err error
+		if s, err = h.getOrCreate(lset); err != nil {
+			return 0, err
+		}
+	}
+
+	s.mu.Lock()
+	err := s.appendableLocked(a, t, v)
+	if err == nil {
+		s.pendingApp, s.pendingIdx = a, len(a.samples)
+	}
+	s.mu.Unlock()
+
+	switch err {
+	case nil:
+	case errNoop:
+		return s.ref, nil
+	case ErrOutOfOrderSample:
+		h.metrics.outOfOrder.Inc()
+		return 0, fmt.Errorf("%w: sample at %d for %s", err, t, s.lset)
+	default:
+		h.metrics.duplicate.Inc()
+		return 0, fmt.Errorf("%w: sample at %d for %s", err, t, s.lset)
+	}
+	a.samples = append(a.samples, pendingSample{s: s, t: t, v: v})
+	a.mint, a.maxt = min(a.mint, t), max(a.maxt, t)
+	return s.ref, nil
+}
+
+// Commit implements Appender. Samples are applied series by series under
+// a write ID; no read that starts before Commit returns sees any of them.
+// A sample that another commit made out of order or duplicate meanwhile is
+// dropped and counted in tsdb_head_samples_rejected_total; the rest of the
+// transaction is applied.
+func (a *headAppender) Commit() error {
+	if a.done {
+		return ErrAppenderClosed
+	}
+	a.done = true
+	defer a.release()
+	if len(a.samples) == 0 {
+		return nil
+	}
+	h := a.head
+	var id, lowWatermark uint64
+	if h.isolationOn {
+		lowWatermark = h.iso.beginCommit(&a.tx)
+		id = a.tx.id
+	}
+	appended := 0
+	for i := range a.samples {
+		if h.commitHook != nil {
+			h.commitHook(a, i)
+		}
+		p := &a.samples[i]
+		s := p.s
+		s.mu.Lock()
+		reason := s.appendLocked(h, p.t, p.v, id, lowWatermark)
+		if s.pendingApp == a {
+			s.pendingApp = nil
+		}
+		s.mu.Unlock()
+		switch reason {
+		case "":
+			appended++
+		case reasonOutOfOrder:
+			h.metrics.outOfOrder.Inc()
+		default:
+			h.metrics.duplicate.Inc()
+		}
+	}
+	// The head's range must cover the samples before the commit becomes
+	// visible, so that a query that sees them also selects the head.
+	h.updateTimeRange(a.mint, a.maxt)
+	if h.isolationOn {
+		h.iso.endCommit(&a.tx)
+	}
+	h.metrics.samplesAppended.Add(float64(appended))
+	return nil
+}
+
+// Rollback implements Appender. It takes no write ID.
+func (a *headAppender) Rollback() error {
+	if a.done {
+		return ErrAppenderClosed
+	}
+	a.done = true
+	for i := range a.samples {
+		s := a.samples[i].s
+		s.mu.Lock()
+		if s.pendingApp == a {
+			s.pendingApp = nil
+		}
+		s.mu.Unlock()
+	}
+	a.release()
+	return nil
+}
+
+func (a *headAppender) release() {
+	a.samples = nil
+	a.head.metrics.openAppenders.Dec()
+}

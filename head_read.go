@@ -1,0 +1,292 @@
+package tsdb
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// ctxCheckInterval is how many series a select handles between two checks
+// of its context: often enough to stop within microseconds, rarely enough
+// not to show in profiles.
+const ctxCheckInterval = 128
+
+// selectSeries returns the head series matching ms that have samples in
+// [mint, maxt] visible to snap, sorted by labels. owner is kept reachable by
+// the returned set (it is the Querier whose snapshot snap is, so that the
+// snapshot cannot be released by a cleanup while the set is in use).
+func (h *Head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+	if mint > h.MaxTime() || maxt < h.MinTime() {
+		// Nothing committed in range. A commit in flight may be extending
+		// the range right now, but its samples are not visible to snap, and
+		// without isolation a read may miss a concurrent commit anyway.
+		if h.isolationOn || h.NumSeries() == 0 {
+			return emptySeriesSet{}
+		}
+	}
+	p, err := index.PostingsForMatchers(h.postings, ms...)
+	if err != nil {
+		return errSeriesSet{fmt.Errorf("tsdb: select: %w", err)}
+	}
+	var series []*memSeries
+	for n := 0; p.Next(); n++ {
+		if n%ctxCheckInterval == 0 {
+			if err := ctx.Err(); err != nil {
+				return errSeriesSet{err}
+			}
+		}
+		if s := h.series.getByRef(SeriesRef(p.At())); s != nil {
+			series = append(series, s)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return errSeriesSet{fmt.Errorf("tsdb: select: %w", err)}
+	}
+	slices.SortFunc(series, func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) })
+	return &headSeriesSet{ctx: ctx, owner: owner, snap: snap, mint: mint, maxt: maxt, series: series}
+}
+
+// headSeriesSet iterates head series, capturing each one's data under its
+// lock when Next reaches it.
+type headSeriesSet struct {
+	ctx        context.Context
+	owner      any // keeps the Querier (and so snap) alive
+	snap       *readSnapshot
+	mint, maxt int64
+	series     []*memSeries
+	i          int
+	cur        *headSeries
+	err        error
+	invBuf     []uint64
+}
+
+func (ss *headSeriesSet) Next() bool {
+	for ss.err == nil && ss.i < len(ss.series) {
+		if ss.i%ctxCheckInterval == 0 {
+			if err := ss.ctx.Err(); err != nil {
+				ss.err = err
+				return false
+			}
+		}
+		s := ss.series[ss.i]
+		ss.i++
+		if hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf); hs != nil {
+			ss.cur = hs
+			return true
+		}
+	}
+	return false
+}
+
+func (ss *headSeriesSet) At() Series { return ss.cur }
+func (ss *headSeriesSet) Err() error { return ss.err }
+
+// capturedChunk is a chunk a reader may use without any lock: a closed
+// chunk, or a copy of the open one.
+type capturedChunk struct {
+	chunk            chunks.Chunk
+	minTime, maxTime int64
+	firstIdx         uint64 // index in the series of the chunk's first sample
+}
+
+// headSeries is what one read saw of a series: the chunks overlapping its
+// range and the samples in them it must not see.
+type headSeries struct {
+	lset       labels.Labels
+	chunks     []capturedChunk
+	invisible  []uint64 // sample indices hidden from the read, ascending
+	mint, maxt int64
+}
+
+// capture takes what snap may read of the series in [mint, maxt]. It
+// returns nil if that is nothing. invBuf is scratch space for the
+// invisible-sample computation.
+func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint64) *headSeries {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.chunks) == 0 {
+		return nil
+	}
+	*invBuf = invisibleSamples(snap, &s.txs, s.total, (*invBuf)[:0])
+	inv := *invBuf
+
+	// Walk back from the newest chunk to number the samples.
+	var (
+		captured []capturedChunk
+		seen     int // samples captured
+		next     = s.total
+		hi       uint64 // index after the newest captured sample
+	)
+	for i := len(s.chunks) - 1; i >= 0; i-- {
+		mc := s.chunks[i]
+		n := uint64(mc.chunk.NumSamples())
+		first := next - n
+		next = first
+		if mc.maxTime < mint || mc.minTime > maxt {
+			continue
+		}
+		var c chunks.Chunk = mc.chunk
+		if i == len(s.chunks)-1 {
+			// The open chunk is appended to concurrently: read a copy.
+			var err error
+			if c, err = chunks.FromData(chunks.EncXOR, bytes.Clone(mc.chunk.Bytes())); err != nil {
+				continue // unreachable: the bytes are our own XOR chunk
+			}
+		}
+		if len(captured) == 0 {
+			hi = first + n
+		}
+		captured = append(captured, capturedChunk{chunk: c, minTime: mc.minTime, maxTime: mc.maxTime, firstIdx: first})
+		seen += int(n)
+	}
+	if len(captured) == 0 {
+		return nil
+	}
+	slices.Reverse(captured)
+
+	hs := &headSeries{lset: s.lset, chunks: captured, mint: mint, maxt: maxt}
+	if len(inv) > 0 {
+		// Keep the indices that fall into captured chunks.
+		lo := captured[0].firstIdx
+		hidden := 0
+		for _, idx := range inv {
+			if idx >= lo && idx < hi {
+				hs.invisible = append(hs.invisible, idx)
+				hidden++
+			}
+		}
+		if hidden == seen {
+			return nil // everything in range is hidden from this read
+		}
+	}
+	return hs
+}
+
+func (hs *headSeries) Labels() labels.Labels { return hs.lset }
+
+func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	it, ok := reuse.(*headIterator)
+	if !ok {
+		it = &headIterator{}
+	}
+	it.reset(hs)
+	return it
+}
+
+// millis is a timestamp in milliseconds. Seek methods declare their
+// argument with it only because go vet takes any Seek(int64) method for a
+// broken io.Seeker.
+type millis = int64
+
+// headIterator iterates the visible samples of a headSeries in [mint, maxt].
+type headIterator struct {
+	s     *headSeries
+	ci    int             // index of the current chunk in s.chunks
+	it    chunks.Iterator // iterator of chunk ci, nil before the first
+	idx   uint64          // sample index of the current sample
+	inv   int             // first entry of s.invisible that may be >= idx
+	t     int64
+	v     float64
+	done  bool
+	err   error
+	valid bool
+}
+
+func (it *headIterator) reset(hs *headSeries) {
+	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
+	it.t, it.v, it.done, it.err, it.valid = 0, 0, false, nil, false
+}
+
+// nextRaw advances to the next sample of the captured chunks, whatever its
+// time and visibility.
+func (it *headIterator) nextRaw() bool {
+	for {
+		if it.ci >= 0 && it.it.Next() {
+			it.idx++
+			it.t, it.v = it.it.At()
+			return true
+		}
+		if it.ci >= 0 {
+			if err := it.it.Err(); err != nil {
+				it.err = err
+				return false
+			}
+		}
+		if !it.nextChunk(it.ci + 1) {
+			return false
+		}
+	}
+}
+
+// nextChunk positions the iterator before the first sample of chunk ci.
+func (it *headIterator) nextChunk(ci int) bool {
+	if ci >= len(it.s.chunks) || it.s.chunks[ci].minTime > it.s.maxt {
+		return false
+	}
+	c := &it.s.chunks[ci]
+	it.ci = ci
+	it.it = c.chunk.Iterator(it.it)
+	it.idx = c.firstIdx - 1 // incremented before the first sample
+	return true
+}
+
+func (it *headIterator) Next() bool {
+	if it.done {
+		return false
+	}
+	for it.nextRaw() {
+		if it.t > it.s.maxt {
+			break
+		}
+		if it.t < it.s.mint || it.hidden() {
+			continue
+		}
+		it.valid = true
+		return true
+	}
+	it.done, it.valid = true, false
+	return false
+}
+
+// hidden reports whether the current sample is invisible to the read.
+func (it *headIterator) hidden() bool {
+	inv := it.s.invisible
+	for it.inv < len(inv) && inv[it.inv] < it.idx {
+		it.inv++
+	}
+	return it.inv < len(inv) && inv[it.inv] == it.idx
+}
+
+func (it *headIterator) Seek(t millis) bool {
+	if it.done {
+		return false
+	}
+	if it.valid && it.t >= t {
+		return true
+	}
+	// Skip whole chunks that end before t.
+	ci := max(it.ci, 0)
+	for ci < len(it.s.chunks) && it.s.chunks[ci].maxTime < t {
+		ci++
+	}
+	if ci != it.ci {
+		if !it.nextChunk(ci) {
+			it.done, it.valid = true, false
+			return false
+		}
+	}
+	for it.Next() {
+		if it.t >= t {
+			return true
+		}
+	}
+	return false
+}
+
+func (it *headIterator) At() (int64, float64) { return it.t, it.v }
+func (it *headIterator) Err() error           { return it.err }

@@ -1,0 +1,313 @@
+package tsdb
+
+import (
+	"slices"
+	"sync"
+)
+
+// This file holds every isolation rule of the database; no other file
+// decides whether a sample is visible.
+//
+// Write IDs. Every commit that applies at least one sample takes a write ID
+// from a counter that starts at 1 when the DB opens, when it starts applying
+// its samples to the head, and releases it when it has applied them all.
+// Appenders that are idle, slow or leaked hold nothing; Rollback and empty
+// commits take no ID. Samples replayed from the WAL or read from blocks carry
+// ID 0, which every read sees.
+//
+// Read snapshots. A read takes a snapshot of the commits that had completed:
+// the highest ID handed out (maxWriteID) and the IDs still in flight at that
+// moment. A sample with ID id is visible to the snapshot iff
+//
+//	id == 0 || (id <= maxWriteID && id not in flight at the snapshot)
+//
+// so a read never sees part of a commit, nor any commit that started after
+// it. Taking a snapshot costs O(commits in flight): a handful, whatever the
+// number of open Appenders.
+//
+// Low watermark. Each snapshot records its low mark: its lowest in-flight ID,
+// else maxWriteID+1. Every ID below the low mark is visible to it. Low marks
+// never decrease in snapshot order, so the low watermark of the whole DB is
+// the oldest open read's low mark, else the lowest ID in flight, else the next
+// ID to hand out: O(1). Every ID below the low watermark is visible to every
+// open read and every future read, so no one needs to know it any more.
+//
+// Per-series rings. Each head series keeps a writeIDRing with the write IDs of
+// its newest samples, one per sample in append order. A commit appends its ID
+// for each sample it adds and drops IDs below the low watermark from the
+// front. Samples older than the ring's window are visible to everyone. Two
+// commits in flight may write the same series in either order, so a visible
+// sample can follow an invisible one; readers therefore check visibility per
+// sample inside the window (see invisibleSamples).
+
+// inflightWrite is one commit in flight. It is embedded in the appender so
+// that beginning a commit allocates nothing.
+type inflightWrite struct {
+	id         uint64
+	prev, next *inflightWrite
+}
+
+// readSnapshot is what one open read may see. Its fields are immutable after
+// creation except for the list links and closed, which isolation.mu guards.
+type readSnapshot struct {
+	maxWriteID uint64
+	inflight   []uint64 // IDs in flight when taken, ascending
+	lowMark    uint64   // lowest ID in inflight, else maxWriteID+1
+
+	iso        *isolation
+	prev, next *readSnapshot // guarded by iso.mu
+	closed     bool          // guarded by iso.mu
+}
+
+// visible reports whether a sample written with write ID id is visible to
+// the snapshot. A nil snapshot (isolation disabled) sees everything.
+func (s *readSnapshot) visible(id uint64) bool {
+	if s == nil || id < s.lowMark {
+		return true
+	}
+	if id > s.maxWriteID {
+		return false
+	}
+	// lowMark <= id <= maxWriteID: invisible only if it was in flight.
+	if len(s.inflight) <= 8 {
+		for _, w := range s.inflight {
+			if w == id {
+				return false
+			}
+		}
+		return true
+	}
+	_, found := slices.BinarySearch(s.inflight, id)
+	return !found
+}
+
+// release ends the read. It is idempotent and safe for concurrent use, and
+// may be called from a cleanup function after the reader became unreachable.
+func (s *readSnapshot) release() {
+	if s == nil {
+		return
+	}
+	s.iso.mu.Lock()
+	defer s.iso.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	iso := s.iso
+	if s.prev != nil {
+		s.prev.next = s.next
+	} else {
+		iso.readsHead = s.next
+	}
+	if s.next != nil {
+		s.next.prev = s.prev
+	} else {
+		iso.readsTail = s.prev
+	}
+	s.prev, s.next = nil, nil
+	iso.openReads--
+}
+
+// isolation hands out write IDs and read snapshots and knows the low
+// watermark. It is safe for concurrent use. Lock order: a series lock may be
+// held while taking mu (never the other way round); in practice mu is only
+// ever held for a few instructions and nothing else is locked under it.
+type isolation struct {
+	mu sync.Mutex // protects every field below
+
+	lastID uint64 // highest write ID handed out; 0 before the first commit
+
+	// Commits in flight, a doubly linked list in ID order: IDs are handed
+	// out in increasing order and appended at the tail; any may leave.
+	writesHead, writesTail *inflightWrite
+	inflight               int
+
+	// Open reads, a doubly linked list in creation order (and therefore in
+	// non-decreasing lowMark order).
+	readsHead, readsTail *readSnapshot
+	openReads            int
+}
+
+func newIsolation() *isolation {
+	return &isolation{}
+}
+
+// lowWatermark returns the lowest write ID any open or future read may be
+// unable to see. Every ID below it is visible to all reads.
+func (iso *isolation) lowWatermark() uint64 {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	return iso.lowWatermarkLocked()
+}
+
+func (iso *isolation) lowWatermarkLocked() uint64 {
+	if iso.readsHead != nil {
+		return iso.readsHead.lowMark
+	}
+	if iso.writesHead != nil {
+		return iso.writesHead.id
+	}
+	return iso.lastID + 1
+}
+
+// highWatermark returns the highest write ID handed out so far.
+func (iso *isolation) highWatermark() uint64 {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	return iso.lastID
+}
+
+// stats returns the number of open reads and of commits in flight.
+func (iso *isolation) stats() (openReads, inflight int) {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	return iso.openReads, iso.inflight
+}
+
+// beginCommit gives w the next write ID and marks it in flight. It returns
+// the low watermark as of that moment, which the commit uses to trim the
+// rings of the series it writes (the watermark only ever rises, so an older
+// value is always safe to use).
+func (iso *isolation) beginCommit(w *inflightWrite) (lowWatermark uint64) {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	iso.lastID++
+	w.id = iso.lastID
+	w.prev, w.next = iso.writesTail, nil
+	if iso.writesTail != nil {
+		iso.writesTail.next = w
+	} else {
+		iso.writesHead = w
+	}
+	iso.writesTail = w
+	iso.inflight++
+	return iso.lowWatermarkLocked()
+}
+
+// endCommit marks w's commit as complete: from now on new snapshots see it.
+func (iso *isolation) endCommit(w *inflightWrite) {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		iso.writesHead = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		iso.writesTail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	iso.inflight--
+}
+
+// snapshot opens a read: it records which commits have completed. The
+// caller must release it. Cost: O(commits in flight).
+func (iso *isolation) snapshot() *readSnapshot {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, iso: iso}
+	if iso.inflight > 0 {
+		s.inflight = make([]uint64, 0, iso.inflight)
+		for w := iso.writesHead; w != nil; w = w.next {
+			s.inflight = append(s.inflight, w.id)
+		}
+		s.lowMark = s.inflight[0]
+	}
+	s.prev = iso.readsTail
+	if iso.readsTail != nil {
+		iso.readsTail.next = s
+	} else {
+		iso.readsHead = s
+	}
+	iso.readsTail = s
+	iso.openReads++
+	return s
+}
+
+// writeIDRing holds the write IDs of a series' newest samples, oldest first,
+// one per sample in append order: ids[i] belongs to the sample with index
+// total-len+i in the series, where total is the number of samples the series
+// has had appended. It is guarded by the owning series' lock.
+//
+// Its capacity is a power of two (or zero). It doubles when full and halves
+// when at most a quarter full, so its memory follows the number of samples
+// written since the low watermark, not the series' history.
+type writeIDRing struct {
+	ids   []uint64
+	first uint32 // index in ids of the oldest ID
+	n     uint32 // number of IDs held
+}
+
+// minRingCap is the smallest capacity a non-empty ring has. With no long
+// reads a ring holds exactly one ID in steady state (push trims before it
+// adds), so one slot is enough and costs 8 bytes a series.
+const minRingCap = 1
+
+// len returns the number of IDs held.
+func (r *writeIDRing) len() int { return int(r.n) }
+
+// push records the write ID of a newly appended sample, first dropping IDs
+// below lowWatermark from the front.
+func (r *writeIDRing) push(id, lowWatermark uint64) {
+	r.trim(lowWatermark)
+	if int(r.n) == len(r.ids) {
+		r.resize(max(minRingCap, 2*len(r.ids)))
+	}
+	r.ids[(int(r.first)+int(r.n))&(len(r.ids)-1)] = id
+	r.n++
+}
+
+// trim drops IDs below lowWatermark from the front, then halves the ring's
+// capacity until it is more than a quarter full.
+func (r *writeIDRing) trim(lowWatermark uint64) {
+	mask := len(r.ids) - 1
+	for r.n > 0 && r.ids[r.first] < lowWatermark {
+		r.first = uint32((int(r.first) + 1) & mask)
+		r.n--
+	}
+	if len(r.ids) <= minRingCap || int(r.n) > len(r.ids)/4 {
+		return
+	}
+	if r.n == 0 {
+		r.ids, r.first = nil, 0
+		return
+	}
+	c := len(r.ids)
+	for c > minRingCap && int(r.n) <= c/4 {
+		c /= 2
+	}
+	r.resize(c)
+}
+
+func (r *writeIDRing) resize(capacity int) {
+	ids := make([]uint64, capacity)
+	for i := 0; i < int(r.n); i++ {
+		ids[i] = r.ids[(int(r.first)+i)&(len(r.ids)-1)]
+	}
+	r.ids, r.first = ids, 0
+}
+
+// at returns the i-th oldest ID held.
+func (r *writeIDRing) at(i int) uint64 {
+	return r.ids[(int(r.first)+i)&(len(r.ids)-1)]
+}
+
+// invisibleSamples returns the indices (in the series' sample numbering, see
+// writeIDRing) of the samples inside the ring's window that snap must not
+// see, ascending, appended to buf. total is the number of samples the series
+// has had appended. A nil snapshot sees everything. The caller holds the
+// series lock.
+func invisibleSamples(snap *readSnapshot, r *writeIDRing, total uint64, buf []uint64) []uint64 {
+	if snap == nil || r.n == 0 {
+		return buf
+	}
+	base := total - uint64(r.n)
+	for i := 0; i < int(r.n); i++ {
+		if !snap.visible(r.at(i)) {
+			buf = append(buf, base+uint64(i))
+		}
+	}
+	return buf
+}

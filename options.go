@@ -1,0 +1,98 @@
+package tsdb
+
+import (
+	"time"
+
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// Options configure a DB. The zero value of a field means its default, as
+// set by DefaultOptions, unless its comment says otherwise.
+type Options struct {
+	// FS is the filesystem through which the DB does all of its file I/O.
+	// Default: the operating system's (vfs.OS()).
+	FS vfs.FS
+
+	// RetentionDuration is how long data is kept. Default 15 days.
+	RetentionDuration time.Duration
+	// MaxBytes caps the bytes of blocks on disk; 0 means no cap.
+	MaxBytes int64
+	// MinBlockDuration is the time range of the blocks cut from the head,
+	// and the unit in which the head bounds its appendable window. Default 2h.
+	MinBlockDuration time.Duration
+	// MaxBlockDuration is the largest range compaction produces. Default:
+	// 10% of RetentionDuration, at most 31 days.
+	MaxBlockDuration time.Duration
+
+	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.
+	WALSegmentSize int
+	// WALCompression compresses WAL records with snappy.
+	WALCompression bool
+
+	// IsolationDisabled turns write isolation off: queries then see
+	// whatever samples were applied when they read a series, including part
+	// of a commit in flight. For write-only users and for measuring the cost
+	// of isolation.
+	IsolationDisabled bool
+
+	// NoLockfile skips the lock file that stops two processes from opening
+	// the same directory.
+	NoLockfile bool
+
+	// SamplesPerChunk is the number of samples after which the head starts
+	// a new chunk. Default 120.
+	SamplesPerChunk int
+
+	// StripeSize is the number of stripes (a power of two) of the head's
+	// series map; more stripes mean less lock contention and more fixed
+	// memory. Default 16384.
+	StripeSize int
+
+	// TrackLeakedQueriers records where each Querier is created and logs
+	// one warning naming that place when a Querier becomes unreachable
+	// without Close. It costs a stack capture per Querier.
+	TrackLeakedQueriers bool
+}
+
+// DefaultOptions returns the options used when Open is given nil.
+func DefaultOptions() *Options {
+	return &Options{
+		RetentionDuration: 15 * 24 * time.Hour,
+		MinBlockDuration:  2 * time.Hour,
+		WALSegmentSize:    128 << 20,
+		SamplesPerChunk:   120,
+		StripeSize:        1 << 14,
+	}
+}
+
+// withDefaults returns a copy of o with every zero field set to its default.
+func (o *Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o == nil {
+		o = d
+	}
+	r := *o
+	if r.FS == nil {
+		r.FS = vfs.OS()
+	}
+	if r.RetentionDuration <= 0 {
+		r.RetentionDuration = d.RetentionDuration
+	}
+	if r.MinBlockDuration <= 0 {
+		r.MinBlockDuration = d.MinBlockDuration
+	}
+	if r.MaxBlockDuration <= 0 {
+		r.MaxBlockDuration = min(r.RetentionDuration/10, 31*24*time.Hour)
+	}
+	r.MaxBlockDuration = max(r.MaxBlockDuration, r.MinBlockDuration)
+	if r.WALSegmentSize <= 0 {
+		r.WALSegmentSize = d.WALSegmentSize
+	}
+	if r.SamplesPerChunk <= 0 {
+		r.SamplesPerChunk = d.SamplesPerChunk
+	}
+	if r.StripeSize <= 0 || r.StripeSize&(r.StripeSize-1) != 0 {
+		r.StripeSize = d.StripeSize
+	}
+	return r
+}

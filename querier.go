@@ -1,0 +1,207 @@
+package tsdb
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// Querier reads the DB as of the moment it was created: it sees exactly the
+// commits that had completed then, in the time range it was created for
+// (inclusive at both ends). It is safe for concurrent use. Close it when
+// done: until then it holds its read snapshot, and the head keeps the write
+// IDs it needs. (A Querier dropped without Close releases its snapshot when
+// the garbage collector finds it, but that may take a while.)
+type Querier interface {
+	// Select returns the series matching all matchers, sorted by labels.
+	// Without matchers it returns every series.
+	Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet
+	// LabelValues returns the sorted values of the label name, among the
+	// series matching ms (all series if none).
+	LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error)
+	// LabelNames returns the sorted label names of the series matching ms
+	// (all series if none).
+	LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error)
+	// Close releases the read snapshot. Series sets and iterators obtained
+	// before stay usable.
+	Close() error
+}
+
+// SeriesSet iterates over series.
+type SeriesSet interface {
+	Next() bool
+	At() Series
+	// Err returns the error that stopped the iteration, if any (for example
+	// the context's error when it was cancelled).
+	Err() error
+}
+
+// Series is one series as a query sees it.
+type Series interface {
+	Labels() labels.Labels
+	// Iterator returns an iterator over the series' samples in the query's
+	// range. reuse, if not nil, is an iterator returned by an earlier call
+	// (of any series) that may be recycled.
+	Iterator(reuse chunks.Iterator) chunks.Iterator
+}
+
+// querier is the DB's Querier. It owns one read snapshot.
+type querier struct {
+	head       *Head
+	mint, maxt int64
+	snap       *readSnapshot // nil when isolation is off
+
+	mu      sync.Mutex // protects closed and the cleanup's Stop
+	closed  bool
+	cleanup runtime.Cleanup
+}
+
+// leakInfo is what the cleanup of a leaked Querier needs; it must not
+// reference the querier itself, or the querier would never be collected.
+type leakInfo struct {
+	snap    *readSnapshot
+	logger  *slog.Logger
+	created []uintptr // call stack of the creation, if tracked
+}
+
+func newQuerier(h *Head, logger *slog.Logger, mint, maxt int64, track bool) *querier {
+	q := &querier{head: h, mint: mint, maxt: maxt}
+	if h.isolationOn {
+		q.snap = h.iso.snapshot()
+	}
+	info := leakInfo{snap: q.snap, logger: logger}
+	if track {
+		pcs := make([]uintptr, 32)
+		info.created = pcs[:runtime.Callers(3, pcs)]
+	}
+	if q.snap != nil || track {
+		q.cleanup = runtime.AddCleanup(q, releaseLeaked, info)
+	}
+	return q
+}
+
+// releaseLeaked runs when a Querier became unreachable without Close.
+func releaseLeaked(info leakInfo) {
+	info.snap.release()
+	if info.created != nil {
+		info.logger.Warn("tsdb: Querier was not closed; its read snapshot was released by the garbage collector",
+			"created_at", formatStack(info.created))
+	}
+}
+
+func formatStack(pcs []uintptr) string {
+	var b strings.Builder
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		fmt.Fprintf(&b, "%s (%s:%d)", f.Function, f.File, f.Line)
+		if !more {
+			break
+		}
+		b.WriteString(" <- ")
+	}
+	return b.String()
+}
+
+func (q *querier) isClosed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed
+}
+
+func (q *querier) Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet {
+	if q.isClosed() {
+		return errSeriesSet{fmt.Errorf("tsdb: select: %w", ErrClosed)}
+	}
+	return q.head.selectSeries(ctx, q, q.snap, q.mint, q.maxt, ms)
+}
+
+func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
+	if q.isClosed() {
+		return nil, fmt.Errorf("tsdb: label values: %w", ErrClosed)
+	}
+	if len(ms) == 0 {
+		return q.head.postings.SortedLabelValues(name)
+	}
+	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
+		if v := ls.Get(name); v != "" {
+			add(v)
+		}
+	})
+}
+
+func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error) {
+	if q.isClosed() {
+		return nil, fmt.Errorf("tsdb: label names: %w", ErrClosed)
+	}
+	if len(ms) == 0 {
+		return q.head.postings.LabelNames(), nil
+	}
+	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
+		ls.Range(func(l labels.Label) { add(l.Name) })
+	})
+}
+
+// collectLabels gathers the strings pick takes from each series matching
+// ms, sorted and deduplicated.
+func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels, func(string))) ([]string, error) {
+	p, err := index.PostingsForMatchers(q.head.postings, ms...)
+	if err != nil {
+		return nil, fmt.Errorf("tsdb: labels: %w", err)
+	}
+	set := map[string]struct{}{}
+	add := func(s string) { set[s] = struct{}{} }
+	for n := 0; p.Next(); n++ {
+		if n%ctxCheckInterval == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if s := q.head.series.getByRef(SeriesRef(p.At())); s != nil {
+			pick(s.lset, add)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("tsdb: labels: %w", err)
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (q *querier) Close() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil
+	}
+	q.closed = true
+	q.cleanup.Stop()
+	q.snap.release()
+	return nil
+}
+
+// emptySeriesSet has no series.
+type emptySeriesSet struct{}
+
+func (emptySeriesSet) Next() bool { return false }
+func (emptySeriesSet) At() Series { return nil }
+func (emptySeriesSet) Err() error { return nil }
+
+// errSeriesSet has no series and an error.
+type errSeriesSet struct{ err error }
+
+func (errSeriesSet) Next() bool   { return false }
+func (errSeriesSet) At() Series   { return nil }
+func (e errSeriesSet) Err() error { return e.err }

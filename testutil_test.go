@@ -1,0 +1,95 @@
+package tsdb
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// sample is one (t, v) pair as tests compare them. Values are compared by
+// bits so that NaN payloads count.
+type sample struct {
+	T int64
+	V float64
+}
+
+func (s sample) equal(o sample) bool {
+	return s.T == o.T && math.Float64bits(s.V) == math.Float64bits(o.V)
+}
+
+// openTestDB opens a DB on an in-memory filesystem and closes it at the end
+// of the test. opts may be nil. It returns the DB and the registry its
+// metrics went to.
+func openTestDB(t testing.TB, opts *Options) (*DB, *prometheus.Registry) {
+	t.Helper()
+	o := DefaultOptions()
+	if opts != nil {
+		o = opts
+	}
+	if o.FS == nil {
+		o.FS = vfs.NewMemFS()
+	}
+	reg := prometheus.NewRegistry()
+	db, err := Open("data", nil, reg, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	return db, reg
+}
+
+// querySamples returns every sample q returns for ms, by series string.
+func querySamples(t testing.TB, q Querier, ms ...*labels.Matcher) map[string][]sample {
+	t.Helper()
+	if len(ms) == 0 {
+		ms = []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+")}
+	}
+	out := map[string][]sample{}
+	ss := q.Select(context.Background(), ms...)
+	var prev labels.Labels
+	first := true
+	for ss.Next() {
+		s := ss.At()
+		if !first {
+			require.Negative(t, labels.Compare(prev, s.Labels()), "series not sorted")
+		}
+		first, prev = false, s.Labels()
+		it := s.Iterator(nil)
+		var got []sample
+		for it.Next() {
+			ts, v := it.At()
+			got = append(got, sample{ts, v})
+		}
+		require.NoError(t, it.Err())
+		if len(got) > 0 {
+			out[s.Labels().String()] = got
+		}
+	}
+	require.NoError(t, ss.Err())
+	return out
+}
+
+// gauge reads a gauge's value from reg.
+func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			switch mf.GetType() {
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue()
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
+}
