@@ -1,0 +1,282 @@
+package index
+
+import (
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// allPostingsName and allPostingsValue form the key under which the list
+// of every series is kept, both in MemPostings and in the index file.
+const (
+	allPostingsName  = ""
+	allPostingsValue = ""
+)
+
+// MemPostings is the in-memory inverted index of the head: for every label
+// pair it keeps the sorted list of the references of the series that carry
+// it, plus the list of all series under the key ""="".
+//
+// MemPostings is safe for concurrent use. Postings it returns are snapshots:
+// they see the series added before the call that returned them and are not
+// disturbed by later Add or Delete calls.
+type MemPostings struct {
+	// mu protects m. Lists stored in m are copy-on-write below their
+	// length: a writer may append past a list's length (readers never look
+	// there) but replaces the list with a fresh slice for any other change.
+	mu sync.RWMutex
+	m  map[string]map[string][]uint64 // name -> value -> sorted refs
+}
+
+// NewMemPostings returns an empty MemPostings.
+func NewMemPostings() *MemPostings {
+	return &MemPostings{m: make(map[string]map[string][]uint64, 512)}
+}
+
+// Add records that the series ref has the label set lset. Refs usually
+// arrive in increasing order; an out-of-order ref is inserted at its place.
+// Adding the same ref and label set twice has no further effect. Labels
+// with an empty name are not indexed (the empty name is reserved for the
+// list of all series).
+func (p *MemPostings) Add(ref uint64, lset labels.Labels) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lset.Range(func(l labels.Label) {
+		if l.Name != allPostingsName {
+			p.addLocked(ref, l.Name, l.Value)
+		}
+	})
+	p.addLocked(ref, allPostingsName, allPostingsValue)
+}
+
+// addLocked inserts ref into the list of name=value. p.mu must be held for
+// writing.
+func (p *MemPostings) addLocked(ref uint64, name, value string) {
+	vals := p.m[name]
+	if vals == nil {
+		vals = make(map[string][]uint64)
+		p.m[name] = vals
+	}
+	list := vals[value]
+	n := len(list)
+	if n == 0 || list[n-1] < ref {
+		vals[value] = append(list, ref) // writes past every reader's view only
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return list[i] >= ref })
+	if list[i] == ref {
+		return
+	}
+	// Out of order: readers may hold list, so build a new one.
+	nl := make([]uint64, n+1, n+1+n/4)
+	copy(nl, list[:i])
+	nl[i] = ref
+	copy(nl[i+1:], list[i:])
+	vals[value] = nl
+}
+
+// Delete removes the given series from every list. It visits all lists,
+// holding the write lock for one label name at a time; prefer
+// DeleteAffected when the label sets of the deleted series are known.
+// The caller must not Add the deleted refs concurrently.
+func (p *MemPostings) Delete(refs map[uint64]struct{}) {
+	if len(refs) == 0 {
+		return
+	}
+	p.mu.RLock()
+	names := make([]string, 0, len(p.m))
+	for name := range p.m {
+		names = append(names, name)
+	}
+	p.mu.RUnlock()
+
+	for _, name := range names {
+		p.mu.Lock()
+		for value := range p.m[name] {
+			p.deleteLocked(refs, name, value)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// DeleteAffected removes the given series, whose labels are all among
+// affected, from the lists of those labels and from the list of all series.
+// The caller must not Add the deleted refs concurrently.
+func (p *MemPostings) DeleteAffected(refs map[uint64]struct{}, affected map[labels.Label]struct{}) {
+	if len(refs) == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range affected {
+		p.deleteLocked(refs, l.Name, l.Value)
+	}
+	p.deleteLocked(refs, allPostingsName, allPostingsValue)
+}
+
+// deleteLocked filters refs out of the list of name=value, dropping the
+// list (and the name) when it becomes empty. p.mu must be held for writing.
+func (p *MemPostings) deleteLocked(refs map[uint64]struct{}, name, value string) {
+	vals := p.m[name]
+	list := vals[value]
+	first := -1
+	for i, r := range list {
+		if _, ok := refs[r]; ok {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return
+	}
+	nl := make([]uint64, first, len(list)-1)
+	copy(nl, list[:first])
+	for _, r := range list[first+1:] {
+		if _, ok := refs[r]; !ok {
+			nl = append(nl, r)
+		}
+	}
+	if len(nl) > 0 {
+		vals[value] = nl
+		return
+	}
+	delete(vals, value)
+	if len(vals) == 0 {
+		delete(p.m, name)
+	}
+}
+
+// Get returns the series carrying name=value.
+func (p *MemPostings) Get(name, value string) Postings {
+	p.mu.RLock()
+	list := p.m[name][value]
+	p.mu.RUnlock()
+	if len(list) == 0 {
+		return EmptyPostings()
+	}
+	return NewListPostings(list)
+}
+
+// All returns every series.
+func (p *MemPostings) All() Postings {
+	return p.Get(allPostingsName, allPostingsValue)
+}
+
+// AllPostings implements PostingsReader.
+func (p *MemPostings) AllPostings() (Postings, error) {
+	return p.All(), nil
+}
+
+// Postings implements PostingsReader: it returns the union of the lists of
+// name=v for each v in values.
+func (p *MemPostings) Postings(name string, values ...string) (Postings, error) {
+	if len(values) == 1 {
+		return p.Get(name, values[0]), nil
+	}
+	its := make([]Postings, 0, len(values))
+	p.mu.RLock()
+	vals := p.m[name]
+	for _, v := range values {
+		if list := vals[v]; len(list) > 0 {
+			its = append(its, NewListPostings(list))
+		}
+	}
+	p.mu.RUnlock()
+	return Merge(its...), nil
+}
+
+// PostingsForLabelMatching returns the union of the lists of name=v for
+// every v for which match returns true. match is called with the read lock
+// held and must not call back into p.
+func (p *MemPostings) PostingsForLabelMatching(name string, match func(value string) bool) Postings {
+	if name == allPostingsName {
+		return EmptyPostings()
+	}
+	var its []Postings
+	p.mu.RLock()
+	for v, list := range p.m[name] {
+		if match(v) {
+			its = append(its, NewListPostings(list))
+		}
+	}
+	p.mu.RUnlock()
+	return Merge(its...)
+}
+
+// ForEachValue calls f for every value of the label name, in sorted order,
+// with the series carrying it. f runs without any lock held. It stops at
+// and returns the first error f returns.
+func (p *MemPostings) ForEachValue(name string, f func(value string, ps Postings) error) error {
+	if name == allPostingsName {
+		return nil
+	}
+	type entry struct {
+		value string
+		list  []uint64
+	}
+	p.mu.RLock()
+	entries := make([]entry, 0, len(p.m[name]))
+	for v, list := range p.m[name] {
+		entries = append(entries, entry{v, list})
+	}
+	p.mu.RUnlock()
+	slices.SortFunc(entries, func(a, b entry) int {
+		switch {
+		case a.value < b.value:
+			return -1
+		case a.value > b.value:
+			return 1
+		}
+		return 0
+	})
+	for _, e := range entries {
+		if err := f(e.value, NewListPostings(e.list)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LabelNames returns the sorted names of all labels of all series.
+func (p *MemPostings) LabelNames() []string {
+	p.mu.RLock()
+	names := make([]string, 0, len(p.m))
+	for name := range p.m {
+		if name != allPostingsName {
+			names = append(names, name)
+		}
+	}
+	p.mu.RUnlock()
+	slices.Sort(names)
+	return names
+}
+
+// LabelValues returns the sorted values the label name has in any series.
+func (p *MemPostings) LabelValues(name string) []string {
+	if name == allPostingsName {
+		return nil
+	}
+	p.mu.RLock()
+	vals := p.m[name]
+	values := make([]string, 0, len(vals))
+	for v := range vals {
+		values = append(values, v)
+	}
+	p.mu.RUnlock()
+	slices.Sort(values)
+	return values
+}
+
+// SortedLabelValues implements PostingsReader; it is LabelValues.
+func (p *MemPostings) SortedLabelValues(name string) ([]string, error) {
+	return p.LabelValues(name), nil
+}
+
+// NumSeries returns the number of series in the index.
+func (p *MemPostings) NumSeries() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.m[allPostingsName][allPostingsValue])
+}

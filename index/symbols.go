@@ -1,0 +1,121 @@
+package index
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// symbolSample is how often the symbol table remembers where a symbol
+// starts: looking a symbol up decodes at most symbolSample-1 others, and the
+// table costs 4 bytes per symbolSample symbols of memory.
+const symbolSample = 32
+
+// symbolTable reads the symbol table section in place.
+type symbolTable struct {
+	b       []byte   // the entries, after the count and before the CRC
+	base    int64    // file offset of b[0], for errors
+	count   uint32   // number of symbols
+	samples []uint32 // offset in b of symbols 0, 32, 64, ...
+}
+
+// newSymbolTable checks the entries of a symbol table section: exactly
+// count length-prefixed strings filling b, in strictly increasing order.
+func newSymbolTable(b []byte, base int64, count uint32) (symbolTable, error) {
+	// Every symbol takes at least one byte, which bounds the allocation.
+	if uint64(count) > uint64(len(b)) {
+		return symbolTable{}, fmt.Errorf("symbol table of %d bytes claims %d symbols", len(b), count)
+	}
+	t := symbolTable{b: b, base: base, count: count}
+	t.samples = make([]uint32, 0, count/symbolSample+1)
+	d := decoder{b: b}
+	var prev []byte
+	for i := range count {
+		if i%symbolSample == 0 {
+			t.samples = append(t.samples, uint32(len(b)-d.len()))
+		}
+		s := d.uvarintBytes()
+		if d.err != nil {
+			return symbolTable{}, fmt.Errorf("symbol %d: %w", i, d.err)
+		}
+		if i > 0 && bytes.Compare(prev, s) >= 0 {
+			return symbolTable{}, fmt.Errorf("symbol %d out of order", i)
+		}
+		prev = s
+	}
+	if d.len() != 0 {
+		return symbolTable{}, fmt.Errorf("%d bytes after the last symbol", d.len())
+	}
+	return t, nil
+}
+
+// lookup returns symbol i, aliasing the table's memory.
+func (t *symbolTable) lookup(i uint32) ([]byte, bool) {
+	if i >= t.count {
+		return nil, false
+	}
+	d := decoder{b: t.b[t.samples[i/symbolSample]:]}
+	for range i % symbolSample {
+		d.uvarintBytes()
+	}
+	s := d.uvarintBytes()
+	return s, d.err == nil
+}
+
+// reverseLookup returns the index of symbol s.
+func (t *symbolTable) reverseLookup(s []byte) (uint32, bool) {
+	// Find the last sample <= s, then walk from it.
+	lo, hi := 0, len(t.samples)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		d := decoder{b: t.b[t.samples[mid]:]}
+		if bytes.Compare(d.uvarintBytes(), s) <= 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return 0, false
+	}
+	i := uint32(lo-1) * symbolSample
+	d := decoder{b: t.b[t.samples[lo-1]:]}
+	for ; i < t.count; i++ {
+		c := bytes.Compare(d.uvarintBytes(), s)
+		if d.err != nil || c > 0 {
+			return 0, false
+		}
+		if c == 0 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// StringIter iterates over a sorted list of strings.
+type StringIter interface {
+	// Next advances to the next string and reports whether there is one.
+	Next() bool
+	// At returns the current string.
+	At() string
+	// Err returns the error that stopped the iteration, if any.
+	Err() error
+}
+
+// symbolIter iterates over a checked symbol table, copying each symbol.
+type symbolIter struct {
+	d    decoder
+	left uint32
+	cur  string
+}
+
+func (it *symbolIter) Next() bool {
+	if it.left == 0 {
+		return false
+	}
+	it.left--
+	it.cur = string(it.d.uvarintBytes())
+	return it.d.err == nil
+}
+
+func (it *symbolIter) At() string { return it.cur }
+func (it *symbolIter) Err() error { return it.d.err }
