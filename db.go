@@ -24,8 +24,9 @@ type DB struct {
 	fs     vfs.FS
 	logger *slog.Logger
 
-	lock io.Closer // the directory's lock file; nil with NoLockfile
-	head *Head
+	lock       io.Closer // the directory's lock file; nil with NoLockfile
+	head       *Head
+	walMetrics *walMetrics
 
 	mu     sync.RWMutex // protects closed
 	closed bool
@@ -56,7 +57,23 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 	})
+	if !o.NoWAL {
+		db.walMetrics = newWALMetrics(reg)
+		if err := db.openWAL(reg); err != nil {
+			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.releaseLock())
+		}
+	}
 	return db, nil
+}
+
+func (db *DB) releaseLock() error {
+	if db.lock == nil {
+		return nil
+	}
+	if err := db.lock.Close(); err != nil {
+		return fmt.Errorf("tsdb: release lock: %w", err)
+	}
+	return nil
 }
 
 // Dir returns the data directory.
@@ -100,11 +117,12 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	var errs []error
-	if db.lock != nil {
-		if err := db.lock.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("tsdb: release lock: %w", err))
+	if w := db.head.wal; w != nil {
+		if err := w.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("tsdb: close WAL: %w", err))
 		}
 	}
+	errs = append(errs, db.releaseLock())
 	return errors.Join(errs...)
 }
 

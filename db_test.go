@@ -1,21 +1,26 @@
 package tsdb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 func TestMain(m *testing.M) {
@@ -438,7 +443,7 @@ func TestConcurrentCommitsSameSeries(t *testing.T) {
 				want = earlySet
 			} else {
 				require.NoError(t, late.Commit()) // ID 2, completes first
-				want = lateSet                     // shared@20 is visible after the invisible shared@10
+				want = lateSet                    // shared@20 is visible after the invisible shared@10
 				last = pcEarly
 			}
 			q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -459,7 +464,11 @@ func TestConcurrentCommitsSameSeries(t *testing.T) {
 // TestLeakedQuerierReleased is acceptance 6: a Querier dropped without
 // Close releases its snapshot once the garbage collector finds it.
 func TestLeakedQuerierReleased(t *testing.T) {
-	db, reg := openTestDB(t, &Options{TrackLeakedQueriers: true})
+	var logBuf lockedBuffer
+	reg := prometheus.NewRegistry()
+	db, err := Open("data", slog.New(slog.NewTextHandler(&logBuf, nil)), reg, &Options{FS: vfs.NewMemFS(), TrackLeakedQueriers: true})
+	require.NoError(t, err)
+	defer db.Close()
 	commit := func(ts int64) {
 		app := db.Appender(ctx)
 		_, err := app.Append(0, seriesLabels(1), ts, 1)
@@ -484,6 +493,33 @@ func TestLeakedQuerierReleased(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	require.Equal(t, 3.0, gauge(t, reg, "tsdb_isolation_low_watermark"), "watermark advanced")
+	// The cleanup logs one warning naming where the querier was created.
+	for !strings.Contains(logBuf.String(), "Querier was not closed") {
+		if time.Now().After(deadline) {
+			t.Fatal("no warning logged")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	require.Contains(t, logBuf.String(), "TestLeakedQuerierReleased")
+	require.Equal(t, 1, strings.Count(logBuf.String(), "Querier was not closed"))
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestAppendErrors(t *testing.T) {

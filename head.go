@@ -13,6 +13,7 @@ import (
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/index"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/wlog"
 )
 
 // SeriesRef identifies a series in the head for the lifetime of the process.
@@ -47,6 +48,11 @@ type Head struct {
 	// minValidTime: samples before it are rejected as out of bounds (it is
 	// raised when the head is truncated after its data went into a block).
 	minValidTime atomic.Int64
+
+	// wal is the write-ahead log; nil when the DB runs without one.
+	// walScratch pools the encoding buffers of commits (see wal.go).
+	wal        *wlog.WL
+	walScratch sync.Pool
 
 	// commitHook, if set (by tests only, before the head is used), is called
 	// by Commit while its write ID is in flight, before it applies the i-th
@@ -182,6 +188,9 @@ type memSeries struct {
 
 	txs writeIDRing // write IDs of the newest samples (isolation.go)
 
+	// walLogged is set once a Series record of the series is in the WAL.
+	walLogged atomic.Bool
+
 	// pendingApp and pendingIdx point at the newest sample an Appender has
 	// buffered but not committed for this series, so that the Appender can
 	// reject its own out-of-order samples at Append time. Cleared when that
@@ -266,13 +275,4 @@ func (s *memSeries) cutChunkLocked(h *Head, t int64) {
 	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
 	s.app = app
 	s.nextAt = rangeEnd(t, h.chunkRange)
-}
-
-// rangeEnd returns the end (exclusive) of the block range of width r that
-// holds t.
-func rangeEnd(t, r int64) int64 {
-	if t >= 0 {
-		return (t/r + 1) * r
-	}
-	return ((t+1)/r)*r
 }

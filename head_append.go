@@ -120,6 +120,12 @@ func (a *headAppender) Commit() error {
 		return nil
 	}
 	h := a.head
+	if h.wal != nil {
+		if err := a.logCommit(); err != nil {
+			a.clearPending()
+			return fmt.Errorf("tsdb: commit: %w", err)
+		}
+	}
 	var id, lowWatermark uint64
 	if h.isolationOn {
 		lowWatermark = h.iso.beginCommit(&a.tx)
@@ -163,6 +169,13 @@ func (a *headAppender) Rollback() error {
 		return ErrAppenderClosed
 	}
 	a.done = true
+	a.clearPending()
+	a.release()
+	return nil
+}
+
+// clearPending removes the appender's marks from its series.
+func (a *headAppender) clearPending() {
 	for i := range a.samples {
 		s := a.samples[i].s
 		s.mu.Lock()
@@ -171,8 +184,6 @@ func (a *headAppender) Rollback() error {
 		}
 		s.mu.Unlock()
 	}
-	a.release()
-	return nil
 }
 
 func (a *headAppender) release() {

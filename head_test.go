@@ -17,7 +17,7 @@ import (
 // stepper drives one commit sample by sample from the test goroutine.
 type stepper struct {
 	app      *headAppender
-	atSample chan int   // the commit is about to apply sample i
+	atSample chan int // the commit is about to apply sample i
 	proceed  chan struct{}
 	done     chan error // the commit returned
 	txn      *modelTxn
@@ -266,7 +266,6 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 	require.Zero(t, reads)
 	require.Zero(t, inflight)
 }
-
 
 // TestRingMemoryBounded is acceptance 3: after 10⁶ commits with no open
 // reads each series' ring holds a handful of IDs; with one read held open

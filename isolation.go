@@ -249,9 +249,14 @@ const minRingCap = 1
 func (r *writeIDRing) len() int { return int(r.n) }
 
 // push records the write ID of a newly appended sample, first dropping IDs
-// below lowWatermark from the front.
+// below lowWatermark from the front. A sample with ID 0 (replayed, visible
+// to all) needs no entry while the ring is empty: the ring's window is the
+// newest samples, and everything before the window is visible to all.
 func (r *writeIDRing) push(id, lowWatermark uint64) {
 	r.trim(lowWatermark)
+	if id == 0 && r.n == 0 {
+		return
+	}
 	if int(r.n) == len(r.ids) {
 		r.resize(max(minRingCap, 2*len(r.ids)))
 	}

@@ -28,6 +28,14 @@ type Options struct {
 	WALSegmentSize int
 	// WALCompression compresses WAL records with snappy.
 	WALCompression bool
+	// WALSyncEveryCommit makes Commit fsync the WAL before it returns, so
+	// that a machine crash loses no acknowledged commit. Off by default (as
+	// in Prometheus): segments are fsynced when completed and on Close. See
+	// wal.go for what a crash can lose under each policy.
+	WALSyncEveryCommit bool
+	// NoWAL runs the DB without a write-ahead log: commits are not durable
+	// and the head starts empty at every Open.
+	NoWAL bool
 
 	// IsolationDisabled turns write isolation off: queries then see
 	// whatever samples were applied when they read a series, including part

@@ -2,7 +2,6 @@ package tsdb
 
 import (
 	"context"
-	"math"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,15 +12,10 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
-// sample is one (t, v) pair as tests compare them. Values are compared by
-// bits so that NaN payloads count.
+// sample is one (t, v) pair as tests compare them.
 type sample struct {
 	T int64
 	V float64
-}
-
-func (s sample) equal(o sample) bool {
-	return s.T == o.T && math.Float64bits(s.V) == math.Float64bits(o.V)
 }
 
 // openTestDB opens a DB on an in-memory filesystem and closes it at the end
