@@ -1,0 +1,248 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"unsafe"
+
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
+)
+
+// Decoder decodes records into caller-supplied slices. The zero value is
+// ready to use; it keeps scratch space between calls, so reuse one Decoder
+// per goroutine. It is not safe for concurrent use.
+//
+// Every method appends to out and returns the extended slice. On error it
+// returns out unchanged (same length) and an error wrapping ErrWrongType or
+// ErrCorrupt. Sizes read from the record are checked against the bytes left
+// before anything is allocated, so hostile input cannot cause allocations
+// larger than a small multiple of its own size.
+type Decoder struct {
+	builder labels.ScratchBuilder // reused for every series; Reset before use
+}
+
+func wrongType(want string, rec []byte) error {
+	if len(rec) == 0 {
+		return fmt.Errorf("%w: empty record, want %s", ErrWrongType, want)
+	}
+	return fmt.Errorf("%w: type byte %d (%s), want %s", ErrWrongType, rec[0], Type(rec[0]), want)
+}
+
+// Series appends the series defined in a Series record to out.
+//
+// The returned labels do not alias rec, so rec may be reused as soon as
+// Series returns. Label names
+// must be strictly increasing (sorted, unique), as every writer produces
+// them; anything else is reported as corruption.
+func (d *Decoder) Series(rec []byte, out []RefSeries) ([]RefSeries, error) {
+	if len(rec) == 0 || Type(rec[0]) != Series {
+		return out, wrongType("series", rec)
+	}
+	orig := len(out)
+	db := decbuf{rec: rec, off: 1, typ: Series}
+	for db.len() > 0 {
+		ref := db.be64()
+		n := db.uvarint()
+		// Each label needs at least two bytes (two zero lengths).
+		if db.err == nil && n > uint64(db.len()/2) {
+			db.fail(fmt.Sprintf("label count %d exceeds what the %d bytes left can hold", n, db.len()))
+		}
+		if db.err != nil {
+			return out[:orig], fmt.Errorf("series %d: %w", len(out)-orig, db.err)
+		}
+		ls, err := d.labels(&db, int(n))
+		if err != nil {
+			return out[:orig], fmt.Errorf("series %d (ref %d): %w", len(out)-orig, ref, err)
+		}
+		out = append(out, RefSeries{Ref: ref, Labels: ls})
+	}
+	return out, nil
+}
+
+// labels reads n (name, value) pairs into a label set. The builder gets
+// strings that alias rec (no copy); that is safe because
+// ScratchBuilder.Labels copies them into the label set's own encoding
+// before returning, and the builder is Reset before the next use. A test
+// (TestSeriesLabelsDoNotAliasRecord) guards this assumption.
+func (d *Decoder) labels(db *decbuf, n int) (labels.Labels, error) {
+	d.builder.Reset()
+	var prevName string
+	for i := 0; i < n; i++ {
+		ns, ne := db.str()
+		vs, ve := db.str()
+		if db.err != nil {
+			return labels.Labels{}, db.err
+		}
+		name := aliasString(db.rec[ns:ne])
+		if i > 0 && name <= prevName {
+			return labels.Labels{}, fmt.Errorf("%w: series record, byte %d: label name %q does not sort after %q",
+				ErrCorrupt, ns, name, prevName)
+		}
+		prevName = name
+		d.builder.Add(name, aliasString(db.rec[vs:ve]))
+	}
+	ls := d.builder.Labels()
+	d.builder.Reset() // drop the aliases so rec is not kept alive
+	return ls, nil
+}
+
+// aliasString returns a string sharing b's memory. The caller must make sure
+// the string does not outlive b or see b change.
+func aliasString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Samples appends the samples of a Samples record (or of a Prometheus
+// SamplesV2 record, whose start timestamps are dropped) to out. Values keep
+// their exact bits, NaN payloads included.
+func (d *Decoder) Samples(rec []byte, out []RefSample) ([]RefSample, error) {
+	if len(rec) == 0 {
+		return out, wrongType("samples", rec)
+	}
+	switch Type(rec[0]) {
+	case Samples:
+		return samplesV1(rec, out)
+	case SamplesV2:
+		return samplesV2(rec, out)
+	default:
+		return out, wrongType("samples", rec)
+	}
+}
+
+// minSampleV1Size is the smallest encoding of one sample in a Samples record:
+// two one-byte varints and the 8-byte value.
+const minSampleV1Size = 1 + 1 + 8
+
+func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
+	if len(rec) == 1 {
+		return out, nil
+	}
+	if len(rec) < 1+16 {
+		return out, fmt.Errorf("%w: samples record, byte 1: truncated base (%d bytes)", ErrCorrupt, len(rec)-1)
+	}
+	baseRef := binary.BigEndian.Uint64(rec[1:])
+	baseT := int64(binary.BigEndian.Uint64(rec[9:]))
+	// This loop is the hot path of WAL replay, so it works on the slice
+	// directly instead of through decbuf.
+	b := rec[17:]
+	orig := len(out)
+	out = slices.Grow(out, len(b)/minSampleV1Size)
+	for len(b) > 0 {
+		dref, n := binary.Varint(b)
+		if n <= 0 {
+			return out[:orig], samplesV1Error(rec, b, len(out)-orig, varintProblem(n))
+		}
+		b = b[n:]
+		dt, n := binary.Varint(b)
+		if n <= 0 {
+			return out[:orig], samplesV1Error(rec, b, len(out)-orig, varintProblem(n))
+		}
+		b = b[n:]
+		if len(b) < 8 {
+			return out[:orig], samplesV1Error(rec, b, len(out)-orig, "truncated 64-bit field")
+		}
+		out = append(out, RefSample{
+			Ref: baseRef + uint64(dref),
+			T:   baseT + dt,
+			V:   math.Float64frombits(binary.BigEndian.Uint64(b)),
+		})
+		b = b[8:]
+	}
+	return out, nil
+}
+
+// samplesV1Error reports a problem at the start of rest, a suffix of rec.
+func samplesV1Error(rec, rest []byte, sample int, what string) error {
+	return fmt.Errorf("sample %d: %w: samples record, byte %d: %s", sample, ErrCorrupt, len(rec)-len(rest), what)
+}
+
+// Start-timestamp markers of SamplesV2 records.
+const (
+	stNone     = 0 // no start timestamp
+	stSame     = 1 // same start timestamp as the previous sample
+	stExplicit = 2 // a varint delta to the first sample's start timestamp follows
+)
+
+// minSampleV2Size is the smallest encoding of one sample in a SamplesV2
+// record: ref, t and start-time fields of one byte each plus the value.
+const minSampleV2Size = 1 + 1 + 1 + 8
+
+// samplesV2 reads Prometheus's SamplesV2 layout: the first sample is
+// (ref varint, t varint, st varint, value be64); every later one is
+// (ref delta to the previous sample varint, t delta to the first sample
+// varint, st marker byte [+ varint], value be64).
+func samplesV2(rec []byte, out []RefSample) ([]RefSample, error) {
+	orig := len(out)
+	db := decbuf{rec: rec, off: 1, typ: SamplesV2}
+	if db.len() == 0 {
+		return out, nil
+	}
+	out = slices.Grow(out, db.len()/minSampleV2Size)
+	var prevRef uint64
+	var firstT int64
+	for i := 0; db.len() > 0; i++ {
+		var ref uint64
+		var t int64
+		if i == 0 {
+			ref = uint64(db.varint())
+			t = db.varint()
+			firstT = t
+			db.varint() // start timestamp, not kept
+		} else {
+			ref = prevRef + uint64(db.varint())
+			t = firstT + db.varint()
+			switch m := db.byte1(); m {
+			case stNone, stSame:
+			case stExplicit:
+				db.varint()
+			default:
+				if db.err == nil {
+					db.off--
+					db.fail(fmt.Sprintf("unknown start-time marker %d", m))
+				}
+			}
+		}
+		v := db.be64()
+		if db.err != nil {
+			return out[:orig], fmt.Errorf("sample %d: %w", i, db.err)
+		}
+		prevRef = ref
+		out = append(out, RefSample{Ref: ref, T: t, V: math.Float64frombits(v)})
+	}
+	return out, nil
+}
+
+// minStoneSize is the smallest tombstone entry: 8-byte ref, two one-byte varints.
+const minStoneSize = 8 + 1 + 1
+
+// Tombstones appends the entries of a Tombstones record to out, one Stone
+// with one interval per entry, in record order. The intervals of one call
+// share a single allocation; each Stone's Intervals has capacity 1, so
+// appending to it never overwrites a neighbour.
+func (d *Decoder) Tombstones(rec []byte, out []Stone) ([]Stone, error) {
+	if len(rec) == 0 || Type(rec[0]) != Tombstones {
+		return out, wrongType("tombstones", rec)
+	}
+	orig := len(out)
+	db := decbuf{rec: rec, off: 1, typ: Tombstones}
+	if db.len() == 0 {
+		return out, nil
+	}
+	ivs := make([]tombstones.Interval, 0, db.len()/minStoneSize)
+	out = slices.Grow(out, db.len()/minStoneSize)
+	for db.len() > 0 {
+		ref := db.be64()
+		mint := db.varint()
+		maxt := db.varint()
+		if db.err != nil {
+			return out[:orig], fmt.Errorf("tombstone %d: %w", len(out)-orig, db.err)
+		}
+		k := len(ivs)
+		ivs = append(ivs, tombstones.Interval{Mint: mint, Maxt: maxt})
+		out = append(out, Stone{Ref: ref, Intervals: ivs[k : k+1 : k+1]})
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package record
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// Encoder appends encoded records to caller-supplied buffers. The zero value
+// is ready to use. Its methods allocate only when b has too little capacity.
+type Encoder struct{}
+
+// Series appends a Series record holding s to b and returns the extended
+// slice. Labels are written in their (sorted) order.
+func (Encoder) Series(s []RefSeries, b []byte) []byte {
+	b = append(b, byte(Series))
+	for i := range s {
+		b = binary.BigEndian.AppendUint64(b, s[i].Ref)
+		b = appendLabels(b, s[i].Labels)
+	}
+	return b
+}
+
+// appendLabels writes the label count and then each name and value as a
+// uvarint length followed by the bytes.
+func appendLabels(b []byte, ls labels.Labels) []byte {
+	b = binary.AppendUvarint(b, uint64(ls.Len()))
+	ls.Range(func(l labels.Label) {
+		b = binary.AppendUvarint(b, uint64(len(l.Name)))
+		b = append(b, l.Name...)
+		b = binary.AppendUvarint(b, uint64(len(l.Value)))
+		b = append(b, l.Value...)
+	})
+	return b
+}
+
+// Samples appends a Samples record holding s to b and returns the extended
+// slice. The first sample's ref and timestamp are the base the others are
+// stored relative to (with wrapping arithmetic, so any values round-trip);
+// values are stored as raw bits, keeping NaN payloads.
+func (Encoder) Samples(s []RefSample, b []byte) []byte {
+	b = append(b, byte(Samples))
+	if len(s) == 0 {
+		return b
+	}
+	baseRef, baseT := s[0].Ref, s[0].T
+	b = binary.BigEndian.AppendUint64(b, baseRef)
+	b = binary.BigEndian.AppendUint64(b, uint64(baseT))
+	for i := range s {
+		b = binary.AppendVarint(b, int64(s[i].Ref-baseRef))
+		b = binary.AppendVarint(b, s[i].T-baseT)
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(s[i].V))
+	}
+	return b
+}
+
+// Tombstones appends a Tombstones record holding t to b and returns the
+// extended slice. Each interval becomes its own (ref, mint, maxt) entry.
+func (Encoder) Tombstones(t []Stone, b []byte) []byte {
+	b = append(b, byte(Tombstones))
+	for i := range t {
+		for _, iv := range t[i].Intervals {
+			b = binary.BigEndian.AppendUint64(b, t[i].Ref)
+			b = binary.AppendVarint(b, iv.Mint)
+			b = binary.AppendVarint(b, iv.Maxt)
+		}
+	}
+	return b
+}

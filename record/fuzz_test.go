@@ -1,0 +1,143 @@
+package record
+
+import (
+	"math"
+	"testing"
+
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
+)
+
+// FuzzSeriesRoundTrip checks that any series encodes and decodes to itself.
+func FuzzSeriesRoundTrip(f *testing.F) {
+	f.Add(uint64(1), "__name__", "up", "job", "a")
+	f.Add(uint64(math.MaxUint64), "", "", "b", "")
+	f.Fuzz(func(t *testing.T, ref uint64, n1, v1, n2, v2 string) {
+		ls := labels.FromStrings(n1, v1)
+		if n1 != n2 {
+			ls = labels.FromStrings(n1, v1, n2, v2)
+		}
+		in := []RefSeries{{Ref: ref, Labels: ls}, {Ref: ref ^ 1, Labels: labels.EmptyLabels()}}
+		var enc Encoder
+		var dec Decoder
+		got, err := dec.Series(enc.Series(in, nil), nil)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if len(got) != len(in) {
+			t.Fatalf("got %d series, want %d", len(got), len(in))
+		}
+		for i := range in {
+			if got[i].Ref != in[i].Ref || !labels.Equal(got[i].Labels, in[i].Labels) {
+				t.Fatalf("series %d: got %d %s, want %d %s", i, got[i].Ref, got[i].Labels, in[i].Ref, in[i].Labels)
+			}
+		}
+	})
+}
+
+// FuzzSamplesRoundTrip checks that any samples, NaN payloads included,
+// encode and decode to themselves.
+func FuzzSamplesRoundTrip(f *testing.F) {
+	f.Add(uint64(10), int64(1000), uint64(0x3ff8000000000000), uint64(9), int64(1015), uint64(staleNaN))
+	f.Add(uint64(math.MaxUint64), int64(math.MinInt64), uint64(0), uint64(0), int64(math.MaxInt64), uint64(math.MaxUint64))
+	f.Fuzz(func(t *testing.T, r1 uint64, t1 int64, v1 uint64, r2 uint64, t2 int64, v2 uint64) {
+		in := []RefSample{
+			{Ref: r1, T: t1, V: math.Float64frombits(v1)},
+			{Ref: r2, T: t2, V: math.Float64frombits(v2)},
+			{Ref: r1 + r2, T: t1 - t2, V: math.Float64frombits(v1 ^ v2)},
+		}
+		var enc Encoder
+		var dec Decoder
+		got, err := dec.Samples(enc.Samples(in, nil), nil)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if len(got) != len(in) {
+			t.Fatalf("got %d samples, want %d", len(got), len(in))
+		}
+		for i := range in {
+			if got[i].Ref != in[i].Ref || got[i].T != in[i].T || math.Float64bits(got[i].V) != math.Float64bits(in[i].V) {
+				t.Fatalf("sample %d: got %+v, want %+v", i, got[i], in[i])
+			}
+		}
+	})
+}
+
+// FuzzTombstonesRoundTrip checks that tombstone intervals encode and decode
+// to themselves (one Stone per interval).
+func FuzzTombstonesRoundTrip(f *testing.F) {
+	f.Add(uint64(5), int64(0), int64(100), uint64(6), int64(-5), int64(5))
+	f.Fuzz(func(t *testing.T, r1 uint64, a1, b1 int64, r2 uint64, a2, b2 int64) {
+		in := []Stone{
+			{Ref: r1, Intervals: tombstones.Intervals{{Mint: a1, Maxt: b1}, {Mint: a2, Maxt: b2}}},
+			{Ref: r2, Intervals: tombstones.Intervals{{Mint: b2, Maxt: a1}}},
+		}
+		var want []Stone
+		for _, s := range in {
+			for _, iv := range s.Intervals {
+				want = append(want, Stone{Ref: s.Ref, Intervals: tombstones.Intervals{iv}})
+			}
+		}
+		var enc Encoder
+		var dec Decoder
+		got, err := dec.Tombstones(enc.Tombstones(in, nil), nil)
+		if err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("got %d stones, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Ref != want[i].Ref || len(got[i].Intervals) != 1 || got[i].Intervals[0] != want[i].Intervals[0] {
+				t.Fatalf("stone %d: got %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzDecode feeds arbitrary bytes to every decoder. None may panic, and
+// whatever decodes must re-encode to something that decodes the same (the
+// input itself may use non-minimal varints, so bytes are not compared).
+func FuzzDecode(f *testing.F) {
+	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, nil} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		_ = RecordType(rec).String()
+		var enc Encoder
+		var dec Decoder
+		if s, err := dec.Series(rec, nil); err == nil {
+			again, err := dec.Series(enc.Series(s, nil), nil)
+			if err != nil || len(again) != len(s) {
+				t.Fatalf("series re-decode: %v (%d vs %d)", err, len(again), len(s))
+			}
+			for i := range s {
+				if again[i].Ref != s[i].Ref || !labels.Equal(again[i].Labels, s[i].Labels) {
+					t.Fatalf("series %d changed on re-encoding", i)
+				}
+			}
+		}
+		if s, err := dec.Samples(rec, nil); err == nil {
+			again, err := dec.Samples(enc.Samples(s, nil), nil)
+			if err != nil || len(again) != len(s) {
+				t.Fatalf("samples re-decode: %v (%d vs %d)", err, len(again), len(s))
+			}
+			for i := range s {
+				if again[i].Ref != s[i].Ref || again[i].T != s[i].T || math.Float64bits(again[i].V) != math.Float64bits(s[i].V) {
+					t.Fatalf("sample %d changed on re-encoding", i)
+				}
+			}
+		}
+		if s, err := dec.Tombstones(rec, nil); err == nil {
+			again, err := dec.Tombstones(enc.Tombstones(s, nil), nil)
+			if err != nil || len(again) != len(s) {
+				t.Fatalf("tombstones re-decode: %v (%d vs %d)", err, len(again), len(s))
+			}
+			for i := range s {
+				if again[i].Ref != s[i].Ref || again[i].Intervals[0] != s[i].Intervals[0] {
+					t.Fatalf("tombstone %d changed on re-encoding", i)
+				}
+			}
+		}
+	})
+}

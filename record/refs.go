@@ -1,0 +1,28 @@
+package record
+
+import (
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
+)
+
+// RefSeries defines a series: the reference the head assigned to it and its
+// labels. Later Samples and Tombstones records name the series by Ref only.
+type RefSeries struct {
+	Ref    uint64
+	Labels labels.Labels
+}
+
+// RefSample is one float sample of the series Ref.
+type RefSample struct {
+	Ref uint64
+	T   int64
+	V   float64
+}
+
+// Stone is a set of deleted time ranges of the series Ref. The encoding has
+// one entry per interval, so a Stone with no intervals encodes to nothing,
+// and decoding yields one Stone per interval.
+type Stone struct {
+	Ref       uint64
+	Intervals tombstones.Intervals
+}

@@ -1,0 +1,99 @@
+package record
+
+// Type is the first byte of every record and says how the rest is encoded.
+// The values are Prometheus's; never renumber them.
+type Type uint8
+
+// Record types. Only Series, Samples, SamplesV2 and Tombstones are decoded by
+// this package; the others are listed so that callers can recognise records
+// written by Prometheus and skip them instead of misreading them.
+const (
+	// Unknown is what RecordType reports for an empty record or a type byte
+	// this package does not know.
+	Unknown Type = 255
+	// Series records define series: a reference and its label set.
+	Series Type = 1
+	// Samples records hold float samples of already defined series.
+	Samples Type = 2
+	// Tombstones records hold deletion intervals of series.
+	Tombstones Type = 3
+	// Exemplars records (Prometheus) hold exemplars; skipped here.
+	Exemplars Type = 4
+	// MmapMarkers records (Prometheus out-of-order WBL); skipped here.
+	MmapMarkers Type = 5
+	// Metadata records (Prometheus) hold metric type, unit and help; skipped here.
+	Metadata Type = 6
+	// HistogramSamples records (Prometheus) hold integer native histograms; skipped here.
+	HistogramSamples Type = 7
+	// FloatHistogramSamples records (Prometheus) hold float native histograms; skipped here.
+	FloatHistogramSamples Type = 8
+	// CustomBucketsHistogramSamples records (Prometheus) hold integer
+	// histograms with custom buckets; skipped here.
+	CustomBucketsHistogramSamples Type = 9
+	// CustomBucketsFloatHistogramSamples records (Prometheus) hold float
+	// histograms with custom buckets; skipped here.
+	CustomBucketsFloatHistogramSamples Type = 10
+	// SamplesV2 records (Prometheus) hold float samples with optional start
+	// timestamps. Decoder.Samples reads them (dropping the start
+	// timestamps); Encoder never writes them.
+	SamplesV2 Type = 11
+	// HistogramSamplesV2 records (Prometheus) hold integer histograms with
+	// start timestamps; skipped here.
+	HistogramSamplesV2 Type = 12
+	// FloatHistogramSamplesV2 records (Prometheus) hold float histograms
+	// with start timestamps; skipped here.
+	FloatHistogramSamplesV2 Type = 13
+	// MinValidTime records (Prometheus) appear only in checkpoints and carry
+	// the mint of the truncation that wrote them; skipped here.
+	MinValidTime Type = 14
+)
+
+// String returns the lower-case snake_case name of the type, or "unknown".
+func (t Type) String() string {
+	switch t {
+	case Series:
+		return "series"
+	case Samples:
+		return "samples"
+	case Tombstones:
+		return "tombstones"
+	case Exemplars:
+		return "exemplars"
+	case MmapMarkers:
+		return "mmap_markers"
+	case Metadata:
+		return "metadata"
+	case HistogramSamples:
+		return "histogram_samples"
+	case FloatHistogramSamples:
+		return "float_histogram_samples"
+	case CustomBucketsHistogramSamples:
+		return "custom_buckets_histogram_samples"
+	case CustomBucketsFloatHistogramSamples:
+		return "custom_buckets_float_histogram_samples"
+	case SamplesV2:
+		return "samples_v2"
+	case HistogramSamplesV2:
+		return "histogram_samples_v2"
+	case FloatHistogramSamplesV2:
+		return "float_histogram_samples_v2"
+	case MinValidTime:
+		return "min_valid_time"
+	default:
+		return "unknown"
+	}
+}
+
+// RecordType returns the type of an encoded record: the value of its first
+// byte if that is a type listed in this package, Unknown otherwise (and for
+// an empty record). It does not validate the rest of the record.
+func RecordType(rec []byte) Type {
+	if len(rec) == 0 {
+		return Unknown
+	}
+	t := Type(rec[0])
+	if t >= Series && t <= MinValidTime {
+		return t
+	}
+	return Unknown
+}

@@ -1,0 +1,338 @@
+package wlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+const (
+	checkpointPrefix = "checkpoint."
+	tmpSuffix        = ".tmp"
+
+	// checkpointBatchSize is how many encoded bytes Checkpoint gathers
+	// before logging them in one call: big enough to amortise the call,
+	// small enough not to matter for memory.
+	checkpointBatchSize = 1 << 20
+)
+
+// CheckpointStats counts what Checkpoint read and what it dropped.
+type CheckpointStats struct {
+	DroppedSeries     int
+	DroppedSamples    int
+	DroppedTombstones int // intervals, not records
+	DroppedRecords    int // records of types other than series, samples and tombstones
+	TotalSeries       int // series read, dropped ones included
+	TotalSamples      int // samples read, dropped ones included
+	TotalTombstones   int // tombstone intervals read, dropped ones included
+}
+
+// checkpointName returns the directory name of checkpoint i.
+func checkpointName(i int) string { return fmt.Sprintf(checkpointPrefix+"%08d", i) }
+
+// checkpointRef names one checkpoint directory.
+type checkpointRef struct {
+	name  string
+	index int
+}
+
+// listCheckpoints returns the finished checkpoints in dir by index.
+// Temporary directories of unfinished checkpoints are not included.
+func listCheckpoints(fsys vfs.FS, dir string) ([]checkpointRef, error) {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("wlog: list checkpoints: %w", err)
+	}
+	var refs []checkpointRef
+	for _, e := range entries {
+		name := e.Name()
+		k, ok := checkpointIndex(name)
+		if !ok {
+			continue
+		}
+		if !e.IsDir() {
+			return nil, fmt.Errorf("wlog: checkpoint %s is not a directory", filepath.Join(dir, name))
+		}
+		refs = append(refs, checkpointRef{name: name, index: k})
+	}
+	slices.SortFunc(refs, func(a, b checkpointRef) int { return a.index - b.index })
+	return refs, nil
+}
+
+// LastCheckpoint returns the path and index of the newest checkpoint in the
+// log directory dir, or an error wrapping ErrNotFound if there is none.
+func LastCheckpoint(fsys vfs.FS, dir string) (name string, idx int, err error) {
+	refs, err := listCheckpoints(fsys, dir)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(refs) == 0 {
+		return "", 0, fmt.Errorf("%w: no checkpoint in %s", ErrNotFound, dir)
+	}
+	last := refs[len(refs)-1]
+	return filepath.Join(dir, last.name), last.index, nil
+}
+
+// DeleteCheckpoints deletes the checkpoints in dir with an index below
+// maxIndex. It tries all of them and returns the errors joined.
+func DeleteCheckpoints(fsys vfs.FS, dir string, maxIndex int) error {
+	refs, err := listCheckpoints(fsys, dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	removed := false
+	for _, r := range refs {
+		if r.index >= maxIndex {
+			break
+		}
+		if err := fsys.RemoveAll(filepath.Join(dir, r.name)); err != nil {
+			errs = append(errs, fmt.Errorf("wlog: delete checkpoint: %w", err))
+			continue
+		}
+		removed = true
+	}
+	if removed {
+		if err := fsys.SyncDir(dir); err != nil {
+			errs = append(errs, fmt.Errorf("wlog: delete checkpoints: sync dir: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeTempCheckpoints deletes the temporary directories of checkpoints
+// that did not finish (a crash, or an error that could not clean up).
+func removeTempCheckpoints(logger *slog.Logger, fsys vfs.FS, dir string) error {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("wlog: list log dir: %w", err)
+	}
+	for _, e := range entries {
+		if isTempCheckpoint(e) {
+			p := filepath.Join(dir, e.Name())
+			if err := fsys.RemoveAll(p); err != nil {
+				return fmt.Errorf("wlog: remove unfinished checkpoint: %w", err)
+			}
+			logger.Info("wlog: removed unfinished checkpoint", "dir", p)
+		}
+	}
+	return nil
+}
+
+func isTempCheckpoint(e fs.DirEntry) bool {
+	return strings.HasPrefix(e.Name(), checkpointPrefix) && strings.HasSuffix(e.Name(), tmpSuffix)
+}
+
+// Checkpoint writes the records of segments [from, to] of w that are still
+// needed (a nil keep keeps every series), together with those of the newest existing checkpoint, into a new
+// checkpoint dir/checkpoint.<to>. It keeps:
+//
+//   - series for which keep(ref) is true;
+//   - samples of kept series with T >= mint;
+//   - tombstone intervals of kept series that end at or after mint (those
+//     ending before mint only cover samples the checkpoint no longer has).
+//
+// Records of any other type are dropped. The checkpoint is written to
+// checkpoint.<to>.tmp, fsynced, renamed into place and the rename made
+// durable, so after a crash either the complete checkpoint or none exists
+// (a leftover .tmp directory is ignored, and removed by Open and the next
+// Checkpoint). When an earlier checkpoint exists, from is raised to the
+// segment after it; a gap between it and from is an error.
+//
+// Segment to must be below the active segment (call w.NextSegment first if
+// needed). Afterwards the caller deletes segments <= to with w.Truncate(to+1) and
+// older checkpoints with DeleteCheckpoints(fsys, w.Dir(), to). Checkpoint
+// may run while w is logging; it must not run concurrently with itself,
+// Truncate or DeleteCheckpoints on the same log. Damage in the segments
+// read is returned as an error (not repaired): a checkpoint that silently
+// lost series would be worse than none.
+func Checkpoint(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, keep func(ref uint64) bool, mint int64) (*CheckpointStats, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if keep == nil {
+		keep = func(uint64) bool { return true }
+	}
+	if from > to {
+		return nil, fmt.Errorf("%w: checkpoint from %d to %d", ErrInvalidRange, from, to)
+	}
+	dir := w.Dir()
+	w.mu.Lock()
+	active, closed := w.segIdx, w.closed
+	w.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if to >= active {
+		return nil, fmt.Errorf("%w: checkpoint up to %d includes the active segment %d", ErrInvalidRange, to, active)
+	}
+	var segs []segmentRef
+	prevName, prevIdx, err := LastCheckpoint(fsys, dir)
+	switch {
+	case err == nil:
+		if to <= prevIdx {
+			return nil, fmt.Errorf("%w: checkpoint %d already covers segment %d", ErrInvalidRange, prevIdx, to)
+		}
+		if from > prevIdx+1 {
+			return nil, fmt.Errorf("%w: checkpoint %d is followed by a gap to segment %d", ErrInvalidRange, prevIdx, from)
+		}
+		from = prevIdx + 1
+		prev, err := listSegments(fsys, prevName)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, prev...)
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	walSegs, err := listSegments(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range walSegs {
+		if s.index >= from && s.index <= to {
+			segs = append(segs, s)
+		}
+	}
+	if len(walSegs) == 0 || walSegs[0].index > from || walSegs[len(walSegs)-1].index < to {
+		return nil, fmt.Errorf("%w: segments %d..%d are not all in %s", ErrInvalidRange, from, to, dir)
+	}
+
+	logger.Info("wlog: creating checkpoint", "from_segment", from, "to_segment", to, "mint", mint)
+	if err := removeTempCheckpoints(logger, fsys, dir); err != nil {
+		return nil, err
+	}
+	final := filepath.Join(dir, checkpointName(to))
+	tmp := final + tmpSuffix
+	if err := fsys.MkdirAll(tmp, 0o777); err != nil {
+		return nil, fmt.Errorf("wlog: create checkpoint dir: %w", err)
+	}
+	cp, err := Open(nil, nil, fsys, tmp, Options{SegmentSize: w.opts.SegmentSize, Compression: w.opts.Compression})
+	if err != nil {
+		_ = fsys.RemoveAll(tmp)
+		return nil, fmt.Errorf("wlog: open checkpoint: %w", err)
+	}
+	stats, err := copyNeeded(fsys, segs, cp, keep, mint)
+	if cerr := cp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("wlog: close checkpoint: %w", cerr)
+	}
+	if err == nil {
+		err = publishDir(fsys, tmp, final)
+	}
+	if err != nil {
+		_ = fsys.RemoveAll(tmp) // best effort; Open and the next Checkpoint retry
+		return nil, err
+	}
+	return stats, nil
+}
+
+// publishDir makes the finished directory tmp durable and renames it to
+// final, making the rename durable too.
+func publishDir(fsys vfs.FS, tmp, final string) error {
+	if err := fsys.SyncDir(tmp); err != nil {
+		return fmt.Errorf("wlog: sync checkpoint dir: %w", err)
+	}
+	if err := fsys.Rename(tmp, final); err != nil {
+		return fmt.Errorf("wlog: rename checkpoint dir: %w", err)
+	}
+	if err := syncParent(fsys, final); err != nil {
+		return fmt.Errorf("wlog: sync log dir after checkpoint: %w", err)
+	}
+	return nil
+}
+
+// copyNeeded reads segs and logs what the checkpoint keeps into cp.
+func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, mint int64) (*CheckpointStats, error) {
+	sr := newMultiSegmentsReader(fsys, segs)
+	defer sr.Close()
+	r := NewReader(sr)
+
+	var (
+		stats   CheckpointStats
+		dec     record.Decoder
+		enc     record.Encoder
+		series  []record.RefSeries
+		samples []record.RefSample
+		stones  []record.Stone
+		buf     []byte   // encoded records of the batch, back to back
+		recs    [][]byte // the records of the batch, slices of buf
+		err     error
+	)
+	for r.Next() {
+		rec := r.Record()
+		start := len(buf)
+		switch record.RecordType(rec) {
+		case record.Series:
+			series, err = dec.Series(rec, series[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(series)
+			kept := slices.DeleteFunc(series, func(s record.RefSeries) bool { return !keep(s.Ref) })
+			stats.TotalSeries += n
+			stats.DroppedSeries += n - len(kept)
+			if len(kept) > 0 {
+				buf = enc.Series(kept, buf)
+			}
+		case record.Samples, record.SamplesV2:
+			samples, err = dec.Samples(rec, samples[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(samples)
+			kept := slices.DeleteFunc(samples, func(s record.RefSample) bool { return s.T < mint || !keep(s.Ref) })
+			stats.TotalSamples += n
+			stats.DroppedSamples += n - len(kept)
+			if len(kept) > 0 {
+				buf = enc.Samples(kept, buf)
+			}
+		case record.Tombstones:
+			stones, err = dec.Tombstones(rec, stones[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(stones)
+			kept := slices.DeleteFunc(stones, func(s record.Stone) bool {
+				return !keep(s.Ref) || len(s.Intervals) == 0 || s.Intervals[0].Maxt < mint
+			})
+			stats.TotalTombstones += n
+			stats.DroppedTombstones += n - len(kept)
+			if len(kept) > 0 {
+				buf = enc.Tombstones(kept, buf)
+			}
+		default:
+			stats.DroppedRecords++
+		}
+		if len(buf) > start {
+			recs = append(recs, buf[start:])
+		}
+		if len(buf) >= checkpointBatchSize {
+			if err := cp.Log(recs...); err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: %w", err)
+			}
+			buf, recs = buf[:0], recs[:0]
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("wlog: checkpoint: read segments: %w", err)
+	}
+	if err := cp.Log(recs...); err != nil {
+		return nil, fmt.Errorf("wlog: checkpoint: %w", err)
+	}
+	return &stats, nil
+}
+
+// checkpointIndex parses the index out of a checkpoint directory name.
+func checkpointIndex(name string) (int, bool) {
+	if !strings.HasPrefix(name, checkpointPrefix) {
+		return 0, false
+	}
+	return parseSegmentName(name[len(checkpointPrefix):])
+}

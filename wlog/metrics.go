@@ -1,0 +1,97 @@
+package wlog
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are a WL's metrics. They are created even without a Registerer
+// (then simply never collected), so the code updating them needs no nil
+// checks.
+type metrics struct {
+	fsyncDuration       prometheus.Histogram
+	pageFlushes         prometheus.Counter
+	completedPages      prometheus.Counter
+	writesFailed        prometheus.Counter
+	truncations         prometheus.Counter
+	truncationsFailed   prometheus.Counter
+	corruptionsRepaired prometheus.Counter
+	currentSegment      prometheus.Gauge
+	bytesWritten        prometheus.Counter
+
+	reg        prometheus.Registerer // nil: nothing registered
+	registered []prometheus.Collector
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		fsyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tsdb_wal_fsync_duration_seconds",
+			Help: "Duration of fsync calls on write-ahead log segments.",
+			// 100µs (a fast SSD) to about 6.5s (a saturated disk).
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 9),
+		}),
+		pageFlushes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_page_flushes_total",
+			Help: "Writes of (parts of) pages to write-ahead log segments.",
+		}),
+		completedPages: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_completed_pages_total",
+			Help: "Write-ahead log pages written in full.",
+		}),
+		writesFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_writes_failed_total",
+			Help: "Write-ahead log writes, syncs or segment creations that failed.",
+		}),
+		truncations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_truncations_total",
+			Help: "Write-ahead log truncations attempted.",
+		}),
+		truncationsFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_truncations_failed_total",
+			Help: "Write-ahead log truncations that failed.",
+		}),
+		corruptionsRepaired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_corruptions_repaired_total",
+			Help: "Write-ahead log corruptions repaired by truncating the log.",
+		}),
+		currentSegment: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tsdb_wal_segment_current",
+			Help: "Index of the write-ahead log segment being written.",
+		}),
+		bytesWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_wal_bytes_written_total",
+			Help: "Bytes written to write-ahead log segments, headers and padding included.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	m.reg = reg
+	for _, c := range []prometheus.Collector{
+		m.fsyncDuration, m.pageFlushes, m.completedPages, m.writesFailed, m.truncations,
+		m.truncationsFailed, m.corruptionsRepaired, m.currentSegment, m.bytesWritten,
+	} {
+		if err := reg.Register(c); err != nil {
+			m.unregister()
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) {
+				return nil, fmt.Errorf("wlog: register metrics (is another WL using this registerer?): %w", err)
+			}
+			return nil, fmt.Errorf("wlog: register metrics: %w", err)
+		}
+		m.registered = append(m.registered, c)
+	}
+	return m, nil
+}
+
+// unregister removes the metrics from the Registerer so that a WL reopened
+// on the same Registerer can register them again.
+func (m *metrics) unregister() {
+	for _, c := range m.registered {
+		m.reg.Unregister(c)
+	}
+	m.registered = nil
+}
