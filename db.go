@@ -40,7 +40,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := o.FS.MkdirAll(dir, 0o777); err != nil {
+	if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
 	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger}
@@ -134,3 +134,15 @@ func (closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRe
 }
 func (closedAppender) Commit() error   { return ErrClosed }
 func (closedAppender) Rollback() error { return ErrClosed }
+
+// createDir creates dir if it does not exist and makes its entry durable in
+// its parent, so that files synced inside it survive a crash.
+func createDir(fsys vfs.FS, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+}

@@ -96,13 +96,12 @@ func (a *headAppender) logCommit() error {
 		sc.samples = append(sc.samples, record.RefSample{Ref: uint64(p.s.ref), T: p.t, V: p.v})
 	}
 	var enc record.Encoder
-	recs := sc.recs[:0]
+	sc.recs[1] = enc.Samples(sc.samples, sc.recs[1][:0])
+	recs := sc.recs[1:]
 	if len(sc.series) > 0 {
 		sc.recs[0] = enc.Series(sc.series, sc.recs[0][:0])
-		recs = append(recs, sc.recs[0])
+		recs = sc.recs[:]
 	}
-	sc.recs[1] = enc.Samples(sc.samples, sc.recs[1][:0])
-	recs = append(recs, sc.recs[1])
 	if err := h.wal.Log(recs...); err != nil {
 		return fmt.Errorf("write WAL (reopen the DB to recover): %w", err)
 	}

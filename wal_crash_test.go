@@ -1,0 +1,249 @@
+package tsdb
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/vfs"
+	"github.com/isotsdb/tsdb/wlog"
+)
+
+// crashWorkload is a WAL of transactions whose presence after a crash can
+// be checked: transaction k (from 1) writes sample (k, k) to sizes[k-1]
+// distinct series, so each transaction is identified by its timestamp.
+type crashWorkload struct {
+	lsets []labels.Labels
+	sizes []int // samples of each transaction
+	picks [][]int
+}
+
+func newCrashWorkload(seed uint64, txns int) *crashWorkload {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	w := &crashWorkload{}
+	for i := 0; i < 500; i++ {
+		w.lsets = append(w.lsets, labels.FromStrings(labels.MetricName, "crash", "s", fmt.Sprint(i)))
+	}
+	for k := 0; k < txns; k++ {
+		// 10 to 500 samples, mostly small, so replays stay quick.
+		u := rng.Float64()
+		n := 10 + int(490*u*u*u*u)
+		w.sizes = append(w.sizes, n)
+		w.picks = append(w.picks, rng.Perm(len(w.lsets))[:n])
+	}
+	return w
+}
+
+// commit writes transaction k (from 1).
+func (w *crashWorkload) commit(db *DB, k int) error {
+	app := db.Appender(ctx)
+	for _, i := range w.picks[k-1] {
+		if _, err := app.Append(0, w.lsets[i], int64(k), float64(k)); err != nil {
+			return err
+		}
+	}
+	return app.Commit()
+}
+
+// check opens the DB in fsys and returns which transactions are present.
+// It fails the test if a transaction is present only in part.
+func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present []bool) {
+	t.Helper()
+	o := DefaultOptions()
+	o.FS = fsys
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err, "open after %s", what)
+	defer func() { require.NoError(t, db.Close()) }()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer q.Close()
+	counts := make([]int, len(w.sizes)+1)
+	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "crash"))
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() {
+			ts, v := it.At()
+			if float64(ts) != v || ts < 1 || int(ts) > len(w.sizes) {
+				t.Fatalf("after %s: unexpected sample (%d, %g)", what, ts, v)
+			}
+			counts[ts]++
+		}
+		require.NoError(t, it.Err())
+	}
+	require.NoError(t, ss.Err())
+	present = make([]bool, len(w.sizes)+1)
+	for k := 1; k <= len(w.sizes); k++ {
+		if counts[k] != 0 && counts[k] != w.sizes[k-1] {
+			t.Fatalf("after %s: transaction %d has %d of %d samples", what, k, counts[k], w.sizes[k-1])
+		}
+		present[k] = counts[k] > 0
+	}
+	return present
+}
+
+// segments returns the WAL segment files of fsys, in order.
+func walSegments(t *testing.T, fsys *vfs.MemFS) []string {
+	t.Helper()
+	ents, err := fsys.ReadDir("data/wal")
+	require.NoError(t, err)
+	var segs []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			segs = append(segs, path.Join("data/wal", e.Name()))
+		}
+	}
+	return segs
+}
+
+// TestWALCrashMatrix is acceptance 2 of the WAL: a log of 1,000
+// transactions of 10 to 500 samples, fsynced at every commit, is cut at
+// every record boundary of its last segment and at 2,000 random byte
+// offsets, and has single bytes flipped: Open always succeeds, every
+// transaction is whole or absent, and every transaction whose record was
+// whole before the damage is present.
+func TestWALCrashMatrix(t *testing.T) {
+	const txns = 1000
+	w := newCrashWorkload(1, txns)
+	fsys := vfs.NewMemFS()
+	o := DefaultOptions()
+	o.FS, o.WALSyncEveryCommit = fsys, true
+	o.WALSegmentSize = 256 << 10
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	for k := 1; k <= txns; k++ {
+		require.NoError(t, w.commit(db, k))
+	}
+	base := fsys.Crash() // every commit was fsynced: nothing is lost
+	require.NoError(t, db.Close())
+
+	// The last segment with data, and where its records end.
+	var seg string
+	var data []byte
+	for _, s := range walSegments(t, base) {
+		if b, err := base.ReadFile(s); err == nil && len(b) > 0 {
+			seg, data = s, b
+		}
+	}
+	require.NotEmpty(t, data)
+	type recEnd struct {
+		off int64
+		txn int // transaction whose samples record ends here; 0 for a series record
+	}
+	var ends []recEnd
+	firstTxnInSeg := 0
+	r := wlog.NewReader(bytes.NewReader(data))
+	var dec record.Decoder
+	for r.Next() {
+		e := recEnd{off: r.Offset()}
+		if record.RecordType(r.Record()) == record.Samples {
+			smps, err := dec.Samples(r.Record(), nil)
+			require.NoError(t, err)
+			e.txn = int(smps[0].T)
+			if firstTxnInSeg == 0 {
+				firstTxnInSeg = e.txn
+			}
+		}
+		ends = append(ends, e)
+	}
+	require.NoError(t, r.Err())
+	require.Greater(t, len(ends), 50, "the last segment holds many records")
+	t.Logf("last segment %s: %d bytes, %d records, transactions %d..%d", seg, len(data), len(ends), firstTxnInSeg, txns)
+
+	// wantPresent returns the transactions that must survive damage at
+	// offset off of the last segment: those in earlier segments and those
+	// whose samples record ends at or before off.
+	lastWhole := func(off int64) int {
+		last := firstTxnInSeg - 1
+		for _, e := range ends {
+			if e.off <= off && e.txn > 0 {
+				last = e.txn
+			}
+		}
+		return last
+	}
+	verify := func(mutate func([]byte) []byte, off int64, what string) {
+		t.Helper()
+		fs2 := base.Crash() // a copy
+		require.NoError(t, fs2.WriteFile(seg, mutate(slices.Clone(data)), 0o666))
+		fs2.SyncAll()
+		present := w.check(t, fs2, what)
+		last := lastWhole(off)
+		for k := 1; k <= txns; k++ {
+			if want := k <= last; present[k] != want {
+				t.Fatalf("after %s: transaction %d present=%v, want %v (last whole %d)", what, k, present[k], want, last)
+			}
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(2, 3))
+	stride := 1
+	randomCuts, flips := 2000, 300
+	if raceEnabled {
+		stride, randomCuts, flips = 10, 100, 30
+	}
+	for i := 0; i < len(ends); i += stride {
+		off := ends[i].off
+		verify(func(b []byte) []byte { return b[:off] }, off, fmt.Sprintf("cut at record boundary %d", off))
+	}
+	for i := 0; i < randomCuts; i++ {
+		off := rng.Int64N(int64(len(data)) + 1)
+		verify(func(b []byte) []byte { return b[:off] }, off, fmt.Sprintf("cut at byte %d", off))
+	}
+	for i := 0; i < flips; i++ {
+		off := rng.Int64N(int64(len(data)))
+		verify(func(b []byte) []byte { b[off] ^= 1 << rng.IntN(8); return b }, off, fmt.Sprintf("bit flipped at byte %d", off))
+	}
+}
+
+// TestWALCrashDropUnsynced crashes a DB while it commits, keeping only what
+// was fsynced plus a random prefix of each file's unsynced tail (a torn
+// write): with either fsync policy Open succeeds and the transactions
+// present are whole and a prefix of those committed; with fsync at every
+// commit that prefix includes every acknowledged commit.
+func TestWALCrashDropUnsynced(t *testing.T) {
+	const txns = 1000
+	w := newCrashWorkload(3, txns)
+	for _, syncEvery := range []bool{false, true} {
+		t.Run(fmt.Sprintf("syncEveryCommit=%v", syncEvery), func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			o := DefaultOptions()
+			o.FS, o.WALSyncEveryCommit = fsys, syncEvery
+			o.WALSegmentSize = 64 << 10 // cuts segments: the default policy syncs there
+			db, err := Open("data", nil, nil, o)
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(4, 5))
+			crashes := 60
+			if raceEnabled {
+				crashes = 10
+			}
+			every := txns / crashes
+			for k := 1; k <= txns; k++ {
+				require.NoError(t, w.commit(db, k))
+				if k%every != 0 {
+					continue
+				}
+				what := fmt.Sprintf("crash after commit %d", k)
+				present := w.check(t, fsys.CrashKeep(rng), what)
+				last := 0
+				for last < txns && present[last+1] {
+					last++
+				}
+				for j := last + 1; j <= txns; j++ {
+					require.False(t, present[j], "%s: transaction %d present after missing %d", what, j, last+1)
+				}
+				if syncEvery {
+					require.Equal(t, k, last, "%s: acknowledged commits lost", what)
+				}
+			}
+			require.NoError(t, db.Close())
+		})
+	}
+}
