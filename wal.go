@@ -206,7 +206,7 @@ type replayer struct {
 	dec     record.Decoder
 	series  []record.RefSeries
 	shards  []chan []record.RefSample
-	pending [][]record.RefSample // per shard, not yet sent
+	pending [][]record.RefSample    // per shard, not yet sent
 	free    chan []record.RefSample // batches the workers are done with
 	wg      sync.WaitGroup
 	// dups maps a series ref that a record defined again under other
