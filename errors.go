@@ -29,4 +29,9 @@ var (
 	ErrAppenderClosed = errors.New("tsdb: appender already committed or rolled back")
 	// ErrInvalidTimeRange: a time range whose start is after its end.
 	ErrInvalidTimeRange = errors.New("tsdb: invalid time range")
+	// ErrWAL: writing the write-ahead log failed (the error also wraps the
+	// cause, e.g. syscall.ENOSPC). The Commit that gets it made nothing
+	// visible, and every later Commit fails the same way: close the DB and
+	// open it again, which replays and repairs the log.
+	ErrWAL = errors.New("tsdb: write-ahead log failed; reopen the DB")
 )

@@ -103,7 +103,7 @@ func (a *headAppender) logCommit() error {
 		recs = sc.recs[:]
 	}
 	if err := h.wal.Log(recs...); err != nil {
-		return fmt.Errorf("write WAL (reopen the DB to recover): %w", err)
+		return fmt.Errorf("%w: %w", ErrWAL, err)
 	}
 	// Only now are the series durable (as much as the policy makes them).
 	// Two commits may both log a new series; replay takes either.

@@ -42,6 +42,11 @@ func newCrashWorkload(seed uint64, txns int) *crashWorkload {
 	return w
 }
 
+// matcher selects the workload's series.
+func (w *crashWorkload) matcher() *labels.Matcher {
+	return labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "crash")
+}
+
 // commit writes transaction k (from 1).
 func (w *crashWorkload) commit(db *DB, k int) error {
 	app := db.Appender(ctx)

@@ -1,0 +1,78 @@
+package tsdb
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// BenchmarkWALReplay opens a DB whose WAL holds 1M samples (20,000 series
+// × 50 scrapes), with and without snappy.
+func BenchmarkWALReplay(b *testing.B) {
+	lsets := loadSeries(b, 20000)
+	for _, snappy := range []bool{false, true} {
+		b.Run(fmt.Sprintf("snappy=%v", snappy), func(b *testing.B) {
+			fsys := vfs.NewMemFS()
+			o := DefaultOptions()
+			o.FS, o.WALCompression = fsys, snappy
+			db, err := Open("data", nil, nil, o)
+			require.NoError(b, err)
+			ingestScrapes(b, db, lsets, 50)
+			require.NoError(b, db.Close())
+			const samples = 20000 * 50
+			b.ReportAllocs()
+			b.ResetTimer()
+			for n := 0; n < b.N; n++ {
+				db, err := Open("data", nil, nil, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if db.Head().NumSeries() != 20000 {
+					b.Fatalf("replayed %d series", db.Head().NumSeries())
+				}
+				require.NoError(b, db.Close())
+			}
+			b.ReportMetric(float64(samples*b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
+
+// BenchmarkAppendWAL is BenchmarkAppendScrape with the WAL on and off
+// (isolation on), on the real filesystem.
+func BenchmarkAppendWAL(b *testing.B) {
+	lsets := loadSeries(b, 20000)
+	for _, wal := range []bool{true, false} {
+		b.Run(fmt.Sprintf("wal=%v", wal), func(b *testing.B) {
+			o := DefaultOptions()
+			o.NoWAL = !wal
+			db, err := Open(b.TempDir(), nil, nil, o)
+			require.NoError(b, err)
+			defer db.Close()
+			refs := make([]SeriesRef, len(lsets))
+			b.ReportAllocs()
+			b.ResetTimer()
+			samples := 0
+			for round := 0; samples < b.N; round++ {
+				ts := int64(round) * 15000
+				for start := 0; start < len(lsets) && samples < b.N; start += 500 {
+					app := db.Appender(ctx)
+					for i := start; i < min(start+500, len(lsets)); i++ {
+						ref, err := app.Append(refs[i], lsets[i], ts, scrapeValue(i, round))
+						if err != nil {
+							b.Fatal(err)
+						}
+						refs[i] = ref
+						samples++
+					}
+					if err := app.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}

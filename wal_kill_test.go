@@ -1,0 +1,155 @@
+package tsdb
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/labels"
+)
+
+var killRounds = flag.Int("kill-rounds", 20, "how many times TestWALKill kills the writer process")
+
+const (
+	killChildEnv   = "ISOTSDB_KILL_CHILD_DIR"
+	killBatchWidth = 50 // series per batch
+)
+
+func killLabels(i int) labels.Labels {
+	return labels.FromStrings(labels.MetricName, "kill", "s", strconv.Itoa(i))
+}
+
+// TestWALKill is acceptance 3 of the WAL: a child process commits batches
+// with fsync at every commit and reports each one on stdout once Commit has
+// returned; the parent kills it with SIGKILL at a random moment, reopens the
+// DB and checks that every reported batch is present and none is partial.
+// -kill-rounds sets how many times (default 20).
+func TestWALKill(t *testing.T) {
+	if dir := os.Getenv(killChildEnv); dir != "" {
+		killChild(t, dir)
+		return
+	}
+	dir := t.TempDir()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	acked := 0
+	for round := 0; round < *killRounds; round++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWALKill$", "-test.count=1")
+		cmd.Env = append(os.Environ(), killChildEnv+"="+dir)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+
+		// Read acknowledgements until a random moment, then kill.
+		lines := make(chan int)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if k, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
+					n, err := strconv.Atoi(k)
+					if err == nil {
+						lines <- n
+					}
+				}
+			}
+		}()
+		killAfter := time.After(time.Duration(20+rng.IntN(150)) * time.Millisecond)
+		killed := false
+		for !killed {
+			select {
+			case k, ok := <-lines:
+				if !ok {
+					t.Fatalf("round %d: child exited before it was killed (seed %d)", round, seed)
+				}
+				acked = max(acked, k)
+			case <-killAfter:
+				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				killed = true
+			}
+		}
+		for k := range lines { // acknowledgements already written count too
+			acked = max(acked, k)
+		}
+		_ = cmd.Wait()
+
+		present, last := killCheck(t, dir)
+		for k := 1; k <= acked; k++ {
+			require.True(t, present[k], "round %d: acknowledged batch %d lost (seed %d)", round, k, seed)
+		}
+		t.Logf("round %d: %d batches acknowledged, %d present", round, acked, last)
+	}
+	require.Positive(t, acked)
+}
+
+// killCheck opens the DB in dir and returns which batches are present and
+// the highest one; it fails on a partial batch.
+func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
+	t.Helper()
+	db, err := Open(dir, nil, nil, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer q.Close()
+	counts := map[int]int{}
+	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "kill"))
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() {
+			ts, _ := it.At()
+			counts[int(ts)]++
+		}
+	}
+	require.NoError(t, ss.Err())
+	present = map[int]bool{}
+	for k, n := range counts {
+		require.Equal(t, killBatchWidth, n, "batch %d is partial", k)
+		present[k] = true
+		last = max(last, k)
+	}
+	return present, last
+}
+
+// killChild is the child process: it continues after the last batch in
+// the DB and commits batches until it is killed (or for 30 s at most).
+func killChild(t *testing.T, dir string) {
+	o := DefaultOptions()
+	o.WALSyncEveryCommit = true
+	o.WALSegmentSize = 256 << 10
+	db, err := Open(dir, nil, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := 1
+	if maxt := db.Head().MaxTime(); maxt != math.MinInt64 {
+		start = int(maxt) + 1
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for k := start; time.Now().Before(deadline); k++ {
+		app := db.Appender(ctx)
+		for i := 0; i < killBatchWidth; i++ {
+			if _, err := app.Append(0, killLabels(i), int64(k), float64(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := app.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("committed %d\n", k)
+	}
+	t.Fatal("child was not killed")
+}
