@@ -111,4 +111,3 @@ func presentTxns(t *testing.T, db *DB, w *crashWorkload) []bool {
 	}
 	return present
 }
-
