@@ -1,5 +1,25 @@
 package tsdb
 
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
 // Block ranges. Blocks cut from the head span MinBlockDuration (2h by
 // default), aligned to multiples of it since the Unix epoch; compaction
 // merges adjacent blocks into ranges three times larger (2h, 6h, 18h, ...)
@@ -14,3 +34,410 @@ func rangeEnd(t, r int64) int64 {
 	}
 	return ((t + 1) / r) * r
 }
+
+// blockRanges returns the compaction ranges: minRange, then each three
+// times the previous, as long as they do not exceed maxRange.
+func blockRanges(minRange, maxRange int64) []int64 {
+	rs := []int64{minRange}
+	for r := minRange * 3; r <= maxRange; r *= 3 {
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// newULID returns a new block ID.
+func newULID() ulid.ULID {
+	return ulid.MustNew(ulid.Now(), rand.Reader)
+}
+
+// blockWriter writes one block: chunks first (as the series come), then the
+// index, meta.json and an empty tombstones file, all into a temporary
+// directory that is renamed into place once everything is synced.
+type blockWriter struct {
+	fs         vfs.FS
+	parent     string
+	meta       BlockMeta
+	tmp        string
+	cw         *chunks.SegmentWriter
+	series     []writtenSeries
+	samplesMax int
+}
+
+// writtenSeries is a series whose chunks are written, waiting for the index.
+type writtenSeries struct {
+	lset  labels.Labels
+	metas []index.ChunkMeta
+}
+
+// writeBlock writes the series of ss, each restricted to [meta.MinTime,
+// meta.MaxTime), as a new block in parent. ss must be sorted by labels. It
+// returns false, and writes nothing, if there are no samples.
+func writeBlock(fsys vfs.FS, parent string, meta BlockMeta, ss SeriesSet, samplesPerChunk int) (bool, error) {
+	meta.Version = metaVersion1
+	tmp := filepath.Join(parent, tmpPrefix+meta.ULID.String()+"-for-creation")
+	if err := fsys.RemoveAll(tmp); err != nil {
+		return false, err
+	}
+	if err := fsys.MkdirAll(tmp, 0o777); err != nil {
+		return false, err
+	}
+	ok, err := writeBlockTmp(fsys, tmp, &meta, ss, samplesPerChunk)
+	if err != nil || !ok {
+		return false, errors.Join(err, fsys.RemoveAll(tmp))
+	}
+	final := filepath.Join(parent, meta.ULID.String())
+	if err := fsys.Rename(tmp, final); err != nil {
+		return false, errors.Join(err, fsys.RemoveAll(tmp))
+	}
+	if err := fsys.SyncDir(parent); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, samplesPerChunk int) (ok bool, err error) {
+	cw, err := chunks.NewSegmentWriter(fsys, filepath.Join(dir, chunksDirname))
+	if err != nil {
+		return false, fmt.Errorf("create chunks: %w", err)
+	}
+	defer func() {
+		if cw != nil {
+			err = errors.Join(err, cw.Close())
+		}
+	}()
+	var (
+		series []writtenSeries
+		it     chunks.Iterator
+		batch  []chunks.Meta
+	)
+	for ss.Next() {
+		s := ss.At()
+		it = s.Iterator(it)
+		batch = batch[:0]
+		var (
+			c   *chunks.XORChunk
+			app chunks.Appender
+		)
+		for it.Next() {
+			t, v := it.At()
+			if t < meta.MinTime || t >= meta.MaxTime {
+				continue
+			}
+			if c == nil || c.NumSamples() >= samplesPerChunk {
+				c = chunks.NewXORChunk()
+				if app, err = c.Appender(); err != nil {
+					return false, err
+				}
+				batch = append(batch, chunks.Meta{Chunk: c, MinTime: t})
+			}
+			app.Append(t, v)
+			batch[len(batch)-1].MaxTime = t
+			meta.Stats.NumSamples++
+		}
+		if err := it.Err(); err != nil {
+			return false, fmt.Errorf("read %s: %w", s.Labels(), err)
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		if err := cw.WriteChunks(batch...); err != nil {
+			return false, fmt.Errorf("write chunks: %w", err)
+		}
+		ws := writtenSeries{lset: s.Labels(), metas: make([]index.ChunkMeta, len(batch))}
+		for i, m := range batch {
+			ws.metas[i] = index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime}
+		}
+		meta.Stats.NumChunks += uint64(len(batch))
+		series = append(series, ws)
+	}
+	if err := ss.Err(); err != nil {
+		return false, err
+	}
+	if len(series) == 0 {
+		return false, nil
+	}
+	err, cw = cw.Close(), nil
+	if err != nil {
+		return false, fmt.Errorf("close chunks: %w", err)
+	}
+	meta.Stats.NumSeries = uint64(len(series))
+
+	if err := writeIndex(fsys, filepath.Join(dir, indexFilename), series); err != nil {
+		return false, fmt.Errorf("write index: %w", err)
+	}
+	if _, err := tombstones.WriteFile(fsys, dir, tombstones.NewMemTombstones()); err != nil {
+		return false, fmt.Errorf("write tombstones: %w", err)
+	}
+	if err := writeMeta(fsys, dir, meta); err != nil {
+		return false, fmt.Errorf("write meta.json: %w", err)
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// writeIndex writes the index of series, which are sorted by labels.
+func writeIndex(fsys vfs.FS, path string, series []writtenSeries) error {
+	syms := map[string]struct{}{}
+	for _, s := range series {
+		s.lset.Range(func(l labels.Label) {
+			syms[l.Name] = struct{}{}
+			syms[l.Value] = struct{}{}
+		})
+	}
+	sorted := make([]string, 0, len(syms))
+	for s := range syms {
+		sorted = append(sorted, s)
+	}
+	slices.Sort(sorted)
+	w, err := index.NewWriter(fsys, path)
+	if err != nil {
+		return err
+	}
+	for _, s := range sorted {
+		if err := w.AddSymbol(s); err != nil {
+			return errors.Join(err, w.Close())
+		}
+	}
+	for i, s := range series {
+		if err := w.AddSeries(uint64(i+1), s.lset, s.metas...); err != nil {
+			return errors.Join(err, w.Close())
+		}
+	}
+	return w.Close()
+}
+
+// compactable reports whether the head spans more than 1.5 block ranges,
+// so that its oldest range can be written to a block.
+func (h *Head) compactable() bool {
+	mint, maxt := h.MinTime(), h.MaxTime()
+	if mint == math.MaxInt64 {
+		return false
+	}
+	return maxt-mint > h.chunkRange/2*3
+}
+
+// Compact writes every head range that is due into a block, truncates the
+// head, compacts blocks into larger ranges and applies retention. It is
+// safe to call at any time; compactions are serialized.
+func (db *DB) Compact(ctx context.Context) error {
+	db.cmtx.Lock()
+	defer db.cmtx.Unlock()
+	if db.isClosed() {
+		return ErrClosed
+	}
+	for db.head.compactable() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := db.compactHead(ctx); err != nil {
+			db.metrics.compactionsFailed.Inc()
+			return fmt.Errorf("tsdb: compact head: %w", err)
+		}
+	}
+	if err := db.compactBlocks(ctx); err != nil {
+		db.metrics.compactionsFailed.Inc()
+		return fmt.Errorf("tsdb: compact blocks: %w", err)
+	}
+	return db.applyRetention()
+}
+
+// compactHead moves the head's oldest block range into a block. The caller
+// holds cmtx.
+//
+// Isolation: the range is closed to appends first (minValidTime), then the
+// commits already in flight are waited for, so the block holds whole
+// commits only. The block is published for new queriers, which read the
+// head only from its end on; the head is truncated once every querier
+// created before the publication (which still reads the range from the
+// head) is closed, so no querier sees samples appear or disappear.
+func (db *DB) compactHead(ctx context.Context) error {
+	h := db.head
+	start := time.Now()
+	r := h.chunkRange
+	mint := h.MinTime()
+	maxt := rangeEnd(mint, r) // exclusive
+	h.raiseMinValidTime(maxt)
+	if err := h.iso.waitForCommitsBefore(ctx, h.iso.highWatermark()); err != nil {
+		return err
+	}
+	meta := BlockMeta{ULID: newULID(), MinTime: maxt - r, MaxTime: maxt}
+	meta.Compaction.Level = 1
+	meta.Compaction.Sources = []ulid.ULID{meta.ULID}
+	ss := h.selectSeries(ctx, nil, nil, meta.MinTime, maxt-1, nil)
+	written, err := writeBlock(db.fs, db.dir, meta, ss, h.samplesPerChunk)
+	if err != nil {
+		return err
+	}
+	if written {
+		if err := db.loadNewBlock(meta.ULID); err != nil {
+			return err
+		}
+	}
+	db.setHeadMint(maxt)
+	db.metrics.compactions.Inc()
+	db.metrics.compactionDuration.Observe(time.Since(start).Seconds())
+
+	// Wait for readers that may still read the range from the head.
+	if err := h.iso.waitForReadsBefore(ctx, h.iso.nextReadSeq()); err != nil {
+		return err
+	}
+	return db.truncateHead(maxt)
+}
+
+// truncateHead drops head data before mint and checkpoints the WAL.
+func (db *DB) truncateHead(mint int64) error {
+	h := db.head
+	h.truncate(mint)
+	db.metrics.headTruncations.Inc()
+	if h.wal == nil {
+		return nil
+	}
+	first, last, err := h.wal.Segments()
+	if err != nil {
+		return err
+	}
+	// Checkpoint the older two thirds of the segments; the newest stay as
+	// they are (they hold mostly data still in the head).
+	last = first + (last-first)*2/3
+	if last <= first {
+		if _, err := h.wal.NextSegment(); err != nil {
+			return err
+		}
+		if first, last, err = h.wal.Segments(); err != nil {
+			return err
+		}
+		last--
+	}
+	if last < first {
+		return nil
+	}
+	keep := func(ref uint64) bool { return h.series.getByRef(SeriesRef(ref)) != nil }
+	if _, err := wlogCheckpoint(db, first, last, keep, mint); err != nil {
+		return fmt.Errorf("checkpoint WAL: %w", err)
+	}
+	if err := h.wal.Truncate(last + 1); err != nil {
+		return fmt.Errorf("truncate WAL: %w", err)
+	}
+	return deleteCheckpoints(db, last)
+}
+
+// compactBlocks merges blocks into larger ranges while a plan exists. The
+// caller holds cmtx.
+func (db *DB) compactBlocks(ctx context.Context) error {
+	ranges := blockRanges(db.head.chunkRange, db.opts.MaxBlockDuration.Milliseconds())
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		group := planCompaction(db.Blocks(), ranges)
+		if group == nil {
+			return nil
+		}
+		if err := db.compactGroup(ctx, group); err != nil {
+			return err
+		}
+	}
+}
+
+// planCompaction returns the next group of blocks to compact, nil if none.
+// Overlapping blocks are compacted first, together. Otherwise, for each
+// range above the smallest, blocks are grouped by the aligned range that
+// holds them; a group of two or more whose range is complete (the newest
+// block ends at or after the range's end) is compacted.
+func planCompaction(metas []BlockMeta, ranges []int64) []BlockMeta {
+	if len(metas) < 2 {
+		return nil
+	}
+	slices.SortFunc(metas, func(a, b BlockMeta) int { return cmpInt64(a.MinTime, b.MinTime) })
+	// Overlaps.
+	for i := 0; i < len(metas)-1; i++ {
+		group := []BlockMeta{metas[i]}
+		maxt := metas[i].MaxTime
+		for j := i + 1; j < len(metas) && metas[j].MinTime < maxt; j++ {
+			group = append(group, metas[j])
+			maxt = max(maxt, metas[j].MaxTime)
+		}
+		if len(group) > 1 {
+			return group
+		}
+	}
+	newest := metas[len(metas)-1].MaxTime
+	for _, r := range ranges[1:] {
+		for i := 0; i < len(metas); {
+			start := metas[i].MinTime - mod(metas[i].MinTime, r)
+			end := start + r
+			j := i
+			for j < len(metas) && metas[j].MaxTime <= end && metas[j].MinTime >= start {
+				j++
+			}
+			if j == i { // a block larger than r
+				i++
+				continue
+			}
+			if j-i > 1 && newest >= end {
+				return metas[i:j]
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+func mod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// compactGroup merges the blocks of group into one block and replaces them.
+func (db *DB) compactGroup(ctx context.Context, group []BlockMeta) error {
+	start := time.Now()
+	blocks := db.acquireBlocks(func(b *Block) bool {
+		return slices.ContainsFunc(group, func(m BlockMeta) bool { return m.ULID == b.meta.ULID })
+	})
+	defer releaseBlocks(blocks)
+	if len(blocks) != len(group) {
+		return fmt.Errorf("blocks of the compaction plan changed")
+	}
+	meta := BlockMeta{ULID: newULID(), MinTime: math.MaxInt64, MaxTime: math.MinInt64}
+	sets := make([]SeriesSet, len(blocks))
+	for i, b := range blocks {
+		m := b.meta
+		meta.MinTime, meta.MaxTime = min(meta.MinTime, m.MinTime), max(meta.MaxTime, m.MaxTime)
+		meta.Compaction.Level = max(meta.Compaction.Level, m.Compaction.Level+1)
+		meta.Compaction.Sources = append(meta.Compaction.Sources, m.Compaction.Sources...)
+		meta.Compaction.Parents = append(meta.Compaction.Parents, BlockDesc{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime})
+		sets[i] = b.selectSeries(ctx, m.MinTime, m.MaxTime-1, nil)
+	}
+	slices.SortFunc(meta.Compaction.Sources, func(a, b ulid.ULID) int { return a.Compare(b) })
+	meta.Compaction.Sources = slices.Compact(meta.Compaction.Sources)
+	written, err := writeBlock(db.fs, db.dir, meta, mergeSeriesSets(sets), db.head.samplesPerChunk)
+	if err != nil {
+		return err
+	}
+	if written {
+		if err := db.loadNewBlock(meta.ULID); err != nil {
+			return err
+		}
+	}
+	db.metrics.compactions.Inc()
+	db.metrics.compactionDuration.Observe(time.Since(start).Seconds())
+	return db.deleteBlocks(group)
+}
+
+// isTmpDir reports whether name is a leftover of an interrupted write.
+func isTmpDir(name string) bool { return strings.HasPrefix(name, tmpPrefix) }

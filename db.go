@@ -6,18 +6,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
+	"github.com/isotsdb/tsdb/wlog"
 )
 
-// DB is a time-series database in a directory. It is safe for concurrent
-// use by multiple goroutines: any number of Appenders and Queriers may be
-// used at once.
+// DB is a time-series database in a directory: the in-memory head, its
+// write-ahead log and the immutable blocks on disk. It is safe for
+// concurrent use by multiple goroutines: any number of Appenders and
+// Queriers may be used at once.
 type DB struct {
 	dir    string
 	opts   Options
@@ -27,14 +34,29 @@ type DB struct {
 	lock       io.Closer // the directory's lock file; nil with NoLockfile
 	head       *Head
 	walMetrics *walMetrics
+	metrics    *dbMetrics
 
-	mu     sync.RWMutex // protects closed
-	closed bool
+	cmtx sync.Mutex // serializes compactions, retention and block deletion
+
+	mu     sync.RWMutex // protects the fields below
+	blocks []*Block     // sorted by MinTime
+	// headMint: queriers read the head from here on; everything before it
+	// is in blocks.
+	headMint int64
+	closed   bool
+
+	compactc chan struct{}      // wakes the background compaction
+	stopc    chan struct{}      // closed by Close
+	cancel   context.CancelFunc // cancels a background compaction
+	bgDone   sync.WaitGroup
+	bgErr    atomic.Pointer[error] // last background compaction error
 }
 
 // Open opens the database in dir, creating the directory if needed. logger
 // may be nil (discard); reg may be nil (no metrics); opts may be nil
-// (DefaultOptions).
+// (DefaultOptions). It loads the blocks (a corrupt block is reported and
+// skipped), replays the WAL into the head and starts background
+// compaction.
 func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if logger == nil {
@@ -43,7 +65,10 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
-	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger}
+	db := &DB{
+		dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64,
+		compactc: make(chan struct{}, 1), stopc: make(chan struct{}),
+	}
 	if !o.NoLockfile {
 		l, err := o.FS.Lock(filepath.Join(dir, "lock"))
 		if err != nil {
@@ -57,13 +82,38 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 	})
+	db.metrics = newDBMetrics(db, reg)
+	if err := db.loadBlocks(); err != nil {
+		return nil, errors.Join(err, db.releaseLock())
+	}
+	if maxt := db.lastBlockMaxTime(); maxt != math.MinInt64 {
+		db.headMint = maxt
+		db.head.raiseMinValidTime(maxt)
+	}
 	if !o.NoWAL {
 		db.walMetrics = newWALMetrics(reg)
 		if err := db.openWAL(reg); err != nil {
-			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.releaseLock())
+			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks(), db.releaseLock())
 		}
 	}
+	db.head.onCommit = db.maybeCompact
+	ctx, cancel := context.WithCancel(context.Background())
+	db.cancel = cancel
+	db.bgDone.Add(1)
+	go db.run(ctx)
 	return db, nil
+}
+
+// createDir creates dir if it does not exist and makes its entry durable in
+// its parent, so that files synced inside it survive a crash.
+func createDir(fsys vfs.FS, dir string) error {
+	if _, err := fsys.Stat(dir); err == nil {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 func (db *DB) releaseLock() error {
@@ -76,11 +126,143 @@ func (db *DB) releaseLock() error {
 	return nil
 }
 
+// loadBlocks opens the blocks in the data dir and removes leftovers of
+// interrupted writes. A block that fails to open is logged (naming its
+// directory), counted and skipped: the rest of the DB keeps serving.
+func (db *DB) loadBlocks() error {
+	ents, err := db.fs.ReadDir(db.dir)
+	if err != nil {
+		return fmt.Errorf("tsdb: read data dir: %w", err)
+	}
+	for _, e := range ents {
+		if isTmpDir(e.Name()) {
+			if err := db.fs.RemoveAll(filepath.Join(db.dir, e.Name())); err != nil {
+				return fmt.Errorf("tsdb: remove leftover %s: %w", e.Name(), err)
+			}
+			continue
+		}
+		if _, ok := isBlockDir(e); !ok {
+			continue
+		}
+		b, err := openBlock(db.fs, filepath.Join(db.dir, e.Name()))
+		if err != nil {
+			db.metrics.corruptBlocks.Inc()
+			db.logger.Error("tsdb: skipping block that cannot be opened", "dir", filepath.Join(db.dir, e.Name()), "err", err)
+			continue
+		}
+		db.blocks = append(db.blocks, b)
+	}
+	db.sortBlocks()
+	return nil
+}
+
+func (db *DB) sortBlocks() {
+	slices.SortFunc(db.blocks, func(a, b *Block) int { return cmpInt64(a.meta.MinTime, b.meta.MinTime) })
+}
+
+// loadNewBlock opens a block just written and adds it to the DB.
+func (db *DB) loadNewBlock(id ulid.ULID) error {
+	b, err := openBlock(db.fs, filepath.Join(db.dir, id.String()))
+	if err != nil {
+		return err
+	}
+	db.mu.Lock()
+	db.blocks = append(db.blocks, b)
+	db.sortBlocks()
+	db.mu.Unlock()
+	return nil
+}
+
+// setHeadMint makes new queriers read the head only from t on.
+func (db *DB) setHeadMint(t int64) {
+	db.mu.Lock()
+	db.headMint = max(db.headMint, t)
+	db.mu.Unlock()
+}
+
+func (db *DB) lastBlockMaxTime() int64 {
+	maxt := int64(math.MinInt64)
+	for _, b := range db.blocks {
+		maxt = max(maxt, b.meta.MaxTime)
+	}
+	return maxt
+}
+
+// deleteBlocks removes the given blocks from the DB and from disk. Open
+// queriers keep reading them until they close: the files are closed after
+// the last reader. On the real filesystem an open mapping stays valid after
+// the files are removed.
+func (db *DB) deleteBlocks(metas []BlockMeta) error {
+	db.mu.Lock()
+	var gone []*Block
+	db.blocks = slices.DeleteFunc(db.blocks, func(b *Block) bool {
+		if slices.ContainsFunc(metas, func(m BlockMeta) bool { return m.ULID == b.meta.ULID }) {
+			gone = append(gone, b)
+			return true
+		}
+		return false
+	})
+	db.mu.Unlock()
+	var errs []error
+	for _, b := range gone {
+		errs = append(errs, b.close())
+		// Rename first so that a crash never leaves half a block under a
+		// block's name.
+		tmp := filepath.Join(db.dir, tmpPrefix+b.meta.ULID.String()+"-deleted")
+		if err := db.fs.Rename(b.dir, tmp); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := db.fs.SyncDir(db.dir); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, db.fs.RemoveAll(tmp))
+	}
+	return errors.Join(errs...)
+}
+
+// Blocks returns the metadata of the DB's blocks, oldest first.
+func (db *DB) Blocks() []BlockMeta {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	out := make([]BlockMeta, len(db.blocks))
+	for i, b := range db.blocks {
+		out[i] = b.meta
+	}
+	return out
+}
+
+// acquireBlocks returns the blocks for which keep is true, each with a
+// reader reference taken.
+func (db *DB) acquireBlocks(keep func(*Block) bool) []*Block {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	var out []*Block
+	for _, b := range db.blocks {
+		if keep(b) && b.acquire() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func releaseBlocks(bs []*Block) {
+	for _, b := range bs {
+		b.release()
+	}
+}
+
 // Dir returns the data directory.
 func (db *DB) Dir() string { return db.dir }
 
 // Head returns the DB's in-memory head block.
 func (db *DB) Head() *Head { return db.head }
+
+func (db *DB) isClosed() bool {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.closed
+}
 
 // Appender returns a new transaction. On a closed DB, its methods return
 // ErrClosed.
@@ -104,26 +286,95 @@ func (db *DB) Querier(mint, maxt int64) (Querier, error) {
 	if db.closed {
 		return nil, ErrClosed
 	}
-	return newQuerier(db.head, db.logger, mint, maxt, db.opts.TrackLeakedQueriers), nil
+	var blocks []*Block
+	for _, b := range db.blocks {
+		if b.overlaps(mint, maxt) && b.acquire() {
+			blocks = append(blocks, b)
+		}
+	}
+	return newQuerier(db.head, blocks, db.headMint, db.logger, mint, maxt, db.opts.TrackLeakedQueriers), nil
 }
 
-// Close closes the DB. Appenders and Queriers still open get ErrClosed
-// from then on where they would need the DB.
+// maybeCompact wakes the background compaction if the head is due.
+func (db *DB) maybeCompact() {
+	if db.head.compactable() {
+		select {
+		case db.compactc <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// compactInterval is how often the background loop compacts and applies
+// retention even without being woken.
+const compactInterval = time.Minute
+
+// run is the background compaction loop.
+func (db *DB) run(ctx context.Context) {
+	defer db.bgDone.Done()
+	t := time.NewTicker(compactInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stopc:
+			return
+		case <-t.C:
+		case <-db.compactc:
+		}
+		if err := db.Compact(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
+			db.bgErr.Store(&err)
+			db.logger.Error("tsdb: background compaction failed", "err", err)
+		}
+	}
+}
+
+// Close stops background work, closes the WAL and the blocks and releases
+// the lock. Appenders and Queriers still open get ErrClosed from then on
+// where they would need the DB.
 func (db *DB) Close() error {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	if db.closed {
+		db.mu.Unlock()
 		return nil
 	}
 	db.closed = true
+	db.mu.Unlock()
+	close(db.stopc)
+	db.cancel()
+	db.bgDone.Wait()
+	db.cmtx.Lock() // no compaction past this point
+	defer db.cmtx.Unlock()
+
 	var errs []error
 	if w := db.head.wal; w != nil {
 		if err := w.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("tsdb: close WAL: %w", err))
 		}
 	}
-	errs = append(errs, db.releaseLock())
+	errs = append(errs, db.closeBlocks(), db.releaseLock())
 	return errors.Join(errs...)
+}
+
+func (db *DB) closeBlocks() error {
+	db.mu.Lock()
+	bs := db.blocks
+	db.blocks = nil
+	db.mu.Unlock()
+	var errs []error
+	for _, b := range bs {
+		errs = append(errs, b.close())
+	}
+	return errors.Join(errs...)
+}
+
+// wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
+func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
+	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+}
+
+// deleteCheckpoints removes the checkpoints older than index upTo.
+func deleteCheckpoints(db *DB, upTo int) error {
+	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
 
 // closedAppender is handed out by a closed DB.
@@ -134,15 +385,3 @@ func (closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRe
 }
 func (closedAppender) Commit() error   { return ErrClosed }
 func (closedAppender) Rollback() error { return ErrClosed }
-
-// createDir creates dir if it does not exist and makes its entry durable in
-// its parent, so that files synced inside it survive a crash.
-func createDir(fsys vfs.FS, dir string) error {
-	if _, err := fsys.Stat(dir); err == nil {
-		return nil
-	}
-	if err := fsys.MkdirAll(dir, 0o777); err != nil {
-		return err
-	}
-	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
-}

@@ -24,9 +24,9 @@ type SeriesRef uint64
 // concurrent use.
 //
 // Locks: each memSeries has its own mutex; each stripe of the series map has
-// an RWMutex; the isolation state has one mutex. A series lock may be held
-// while taking the isolation lock; stripe locks are never held while taking
-// any other lock.
+// an RWMutex; the isolation state has one mutex. The order is stripe lock,
+// then series lock, then isolation lock; nothing else is ever held while
+// taking one of them.
 type Head struct {
 	logger *slog.Logger
 
@@ -53,6 +53,10 @@ type Head struct {
 	// walScratch pools the encoding buffers of commits (see wal.go).
 	wal        *wlog.WL
 	walScratch sync.Pool
+
+	// onCommit, if set (by the DB, before use), is called after each
+	// commit: it wakes compaction when the head is due.
+	onCommit func()
 
 	// commitHook, if set (by tests only, before the head is used), is called
 	// by Commit while its write ID is in flight, before it applies the i-th
@@ -197,6 +201,12 @@ type memSeries struct {
 	// Appender commits or rolls back.
 	pendingApp *headAppender
 	pendingIdx int
+	// pending counts the samples of this series buffered by open
+	// Appenders: a series with pending samples is never removed.
+	pending int32
+	// removed is set when truncation took the series out of the head; an
+	// Appender that finds it so looks the labels up again.
+	removed bool
 }
 
 // memChunk is one chunk of a head series with its time range.

@@ -75,17 +75,25 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	if ref != 0 {
 		s = h.series.getByRef(ref)
 	}
-	if s == nil {
-		var err error
-		if s, err = h.getOrCreate(lset); err != nil {
-			return 0, err
+	var err error
+	for {
+		if s == nil {
+			if s, err = h.getOrCreate(lset); err != nil {
+				return 0, err
+			}
 		}
+		s.mu.Lock()
+		if !s.removed {
+			break
+		}
+		// Truncation removed the series after we found it.
+		s.mu.Unlock()
+		s = nil
 	}
-
-	s.mu.Lock()
-	err := s.appendableLocked(a, t, v)
+	err = s.appendableLocked(a, t, v)
 	if err == nil {
 		s.pendingApp, s.pendingIdx = a, len(a.samples)
+		s.pending++
 	}
 	s.mu.Unlock()
 
@@ -126,11 +134,14 @@ func (a *headAppender) Commit() error {
 			return fmt.Errorf("tsdb: commit: %w", err)
 		}
 	}
-	var id, lowWatermark uint64
-	if h.isolationOn {
-		lowWatermark = h.iso.beginCommit(&a.tx)
-		id = a.tx.id
-	}
+	// The write ID is taken even with isolation off: compaction waits for
+	// the commits in flight before it reads a range.
+	lowWatermark := h.iso.beginCommit(&a.tx)
+	id := a.tx.id
+	// Loaded after beginCommit: a compaction that raised the bound before
+	// this commit took its ID does not wait for it, so the commit must see
+	// the raised bound.
+	minValid := h.minValidTime.Load()
 	appended := 0
 	for i := range a.samples {
 		if h.commitHook != nil {
@@ -139,16 +150,22 @@ func (a *headAppender) Commit() error {
 		p := &a.samples[i]
 		s := p.s
 		s.mu.Lock()
-		reason := s.appendLocked(h, p.t, p.v, id, lowWatermark)
+		reason := reasonOutOfBounds
+		if p.t >= minValid {
+			reason = s.appendLocked(h, p.t, p.v, id, lowWatermark)
+		}
 		if s.pendingApp == a {
 			s.pendingApp = nil
 		}
+		s.pending--
 		s.mu.Unlock()
 		switch reason {
 		case "":
 			appended++
 		case reasonOutOfOrder:
 			h.metrics.outOfOrder.Inc()
+		case reasonOutOfBounds:
+			h.metrics.outOfBounds.Inc()
 		default:
 			h.metrics.duplicate.Inc()
 		}
@@ -156,10 +173,11 @@ func (a *headAppender) Commit() error {
 	// The head's range must cover the samples before the commit becomes
 	// visible, so that a query that sees them also selects the head.
 	h.updateTimeRange(a.mint, a.maxt)
-	if h.isolationOn {
-		h.iso.endCommit(&a.tx)
-	}
+	h.iso.endCommit(&a.tx)
 	h.metrics.samplesAppended.Add(float64(appended))
+	if h.onCommit != nil {
+		h.onCommit()
+	}
 	return nil
 }
 
@@ -182,6 +200,7 @@ func (a *headAppender) clearPending() {
 		if s.pendingApp == a {
 			s.pendingApp = nil
 		}
+		s.pending--
 		s.mu.Unlock()
 	}
 }

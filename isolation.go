@@ -1,8 +1,10 @@
 package tsdb
 
 import (
+	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // This file holds every isolation rule of the database; no other file
@@ -54,6 +56,7 @@ type readSnapshot struct {
 	inflight   []uint64 // IDs in flight when taken, ascending
 	lowMark    uint64   // lowest ID in inflight, else maxWriteID+1
 
+	seq        uint64 // creation order among all reads
 	iso        *isolation
 	prev, next *readSnapshot // guarded by iso.mu
 	closed     bool          // guarded by iso.mu
@@ -126,6 +129,7 @@ type isolation struct {
 	// non-decreasing lowMark order).
 	readsHead, readsTail *readSnapshot
 	openReads            int
+	readSeq              uint64 // seq of the next read snapshot
 }
 
 func newIsolation() *isolation {
@@ -207,7 +211,8 @@ func (iso *isolation) endCommit(w *inflightWrite) {
 func (iso *isolation) snapshot() *readSnapshot {
 	iso.mu.Lock()
 	defer iso.mu.Unlock()
-	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, iso: iso}
+	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, iso: iso, seq: iso.readSeq}
+	iso.readSeq++
 	if iso.inflight > 0 {
 		s.inflight = make([]uint64, 0, iso.inflight)
 		for w := iso.writesHead; w != nil; w = w.next {
@@ -224,6 +229,48 @@ func (iso *isolation) snapshot() *readSnapshot {
 	iso.readsTail = s
 	iso.openReads++
 	return s
+}
+
+// nextReadSeq returns the sequence number the next read snapshot will get:
+// every read open now has a lower one.
+func (iso *isolation) nextReadSeq() uint64 {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	return iso.readSeq
+}
+
+// waitPoll is how often the waits below check their condition. They run
+// only in compaction, which can afford it.
+const waitPoll = 5 * time.Millisecond
+
+// waitForReadsBefore waits until every read snapshot with a sequence
+// number below seq is released. The head uses it before dropping data that
+// such reads may still need.
+func (iso *isolation) waitForReadsBefore(ctx context.Context, seq uint64) error {
+	return iso.waitFor(ctx, func() bool { return iso.readsHead == nil || iso.readsHead.seq >= seq })
+}
+
+// waitForCommitsBefore waits until every commit with a write ID up to id
+// has completed.
+func (iso *isolation) waitForCommitsBefore(ctx context.Context, id uint64) error {
+	return iso.waitFor(ctx, func() bool { return iso.writesHead == nil || iso.writesHead.id > id })
+}
+
+// waitFor polls cond, called with mu held, until it holds or ctx is done.
+func (iso *isolation) waitFor(ctx context.Context, cond func() bool) error {
+	for {
+		iso.mu.Lock()
+		ok := cond()
+		iso.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(waitPoll):
+		}
+	}
 }
 
 // writeIDRing holds the write IDs of a series' newest samples, oldest first,

@@ -73,3 +73,64 @@ func newHeadMetrics(h *Head, reg prometheus.Registerer) *headMetrics {
 	}, func() float64 { _, w := h.iso.stats(); return float64(w) })
 	return m
 }
+
+// dbMetrics are the DB's metrics about blocks, compaction and retention.
+type dbMetrics struct {
+	compactions        prometheus.Counter
+	compactionsFailed  prometheus.Counter
+	compactionDuration prometheus.Histogram
+	headTruncations    prometheus.Counter
+	corruptBlocks      prometheus.Counter
+	retentionDeletions prometheus.Counter
+	retentionBytes     prometheus.Counter
+}
+
+func newDBMetrics(db *DB, reg prometheus.Registerer) *dbMetrics {
+	f := promauto.With(reg)
+	m := &dbMetrics{
+		compactions: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_compactions_total",
+			Help: "Blocks written by compaction (of the head or of blocks).",
+		}),
+		compactionsFailed: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_compactions_failed_total",
+			Help: "Compactions that failed.",
+		}),
+		compactionDuration: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tsdb_compaction_duration_seconds",
+			Help:    "Time taken to write a block.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+		}),
+		headTruncations: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_head_truncations_total",
+			Help: "Head truncations after a range went into a block.",
+		}),
+		corruptBlocks: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_blocks_corrupt_total",
+			Help: "Blocks that could not be opened and were skipped.",
+		}),
+		retentionDeletions: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_retention_deletions_total",
+			Help: "Blocks deleted by retention.",
+		}),
+		retentionBytes: f.NewCounter(prometheus.CounterOpts{
+			Name: "tsdb_retention_size_deletions_total",
+			Help: "Blocks deleted because the data exceeded MaxBytes.",
+		}),
+	}
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tsdb_blocks_loaded",
+		Help: "Blocks the DB serves.",
+	}, func() float64 { return float64(len(db.Blocks())) })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tsdb_storage_blocks_bytes",
+		Help: "Bytes of the blocks on disk.",
+	}, func() float64 {
+		var n int64
+		for _, s := range db.blockSizes() {
+			n += s
+		}
+		return float64(n)
+	})
+	return m
+}

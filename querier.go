@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -53,11 +52,16 @@ type Series interface {
 	Iterator(reuse chunks.Iterator) chunks.Iterator
 }
 
-// querier is the DB's Querier. It owns one read snapshot.
+// querier is the DB's Querier. It owns one read snapshot and a reader
+// reference on each block it reads.
 type querier struct {
 	head       *Head
+	blocks     []*Block // oldest first
+	headMint   int64    // the head is read from here on; blocks hold the rest
 	mint, maxt int64
-	snap       *readSnapshot // nil when isolation is off
+	// snap registers the read (compaction waits for it before truncating
+	// the head). visible is snap with isolation on, nil with it off.
+	snap, visible *readSnapshot
 
 	mu      sync.Mutex // protects closed and the cleanup's Stop
 	closed  bool
@@ -68,29 +72,29 @@ type querier struct {
 // reference the querier itself, or the querier would never be collected.
 type leakInfo struct {
 	snap    *readSnapshot
+	blocks  []*Block
 	logger  *slog.Logger
 	created []uintptr // call stack of the creation, if tracked
 }
 
-func newQuerier(h *Head, logger *slog.Logger, mint, maxt int64, track bool) *querier {
-	q := &querier{head: h, mint: mint, maxt: maxt}
+func newQuerier(h *Head, blocks []*Block, headMint int64, logger *slog.Logger, mint, maxt int64, track bool) *querier {
+	q := &querier{head: h, blocks: blocks, headMint: headMint, mint: mint, maxt: maxt, snap: h.iso.snapshot()}
 	if h.isolationOn {
-		q.snap = h.iso.snapshot()
+		q.visible = q.snap
 	}
-	info := leakInfo{snap: q.snap, logger: logger}
+	info := leakInfo{snap: q.snap, blocks: blocks, logger: logger}
 	if track {
 		pcs := make([]uintptr, 32)
 		info.created = pcs[:runtime.Callers(3, pcs)]
 	}
-	if q.snap != nil || track {
-		q.cleanup = runtime.AddCleanup(q, releaseLeaked, info)
-	}
+	q.cleanup = runtime.AddCleanup(q, releaseLeaked, info)
 	return q
 }
 
 // releaseLeaked runs when a Querier became unreachable without Close.
 func releaseLeaked(info leakInfo) {
 	info.snap.release()
+	releaseBlocks(info.blocks)
 	if info.created != nil {
 		info.logger.Warn("tsdb: Querier was not closed; its read snapshot was released by the garbage collector",
 			"created_at", formatStack(info.created))
@@ -121,7 +125,21 @@ func (q *querier) Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet {
 	if q.isClosed() {
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", ErrClosed)}
 	}
-	return q.head.selectSeries(ctx, q, q.snap, q.mint, q.maxt, ms)
+	sets := make([]SeriesSet, 0, len(q.blocks)+1)
+	for _, b := range q.blocks {
+		sets = append(sets, b.selectSeries(ctx, q.mint, q.maxt, ms))
+	}
+	if hmint := max(q.mint, q.headMint); hmint <= q.maxt {
+		sets = append(sets, q.head.selectSeries(ctx, q, q.visible, hmint, q.maxt, ms))
+	}
+	return &keepAlive{SeriesSet: mergeSeriesSets(sets), owner: q}
+}
+
+// keepAlive keeps the querier (and so its snapshot and blocks) reachable
+// while a series set from it is in use.
+type keepAlive struct {
+	SeriesSet
+	owner *querier
 }
 
 func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
@@ -129,7 +147,19 @@ func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Ma
 		return nil, fmt.Errorf("tsdb: label values: %w", ErrClosed)
 	}
 	if len(ms) == 0 {
-		return q.head.postings.SortedLabelValues(name)
+		sets := [][]string{}
+		for _, b := range q.blocks {
+			vs, err := b.index.SortedLabelValues(name)
+			if err != nil {
+				return nil, fmt.Errorf("tsdb: label values of block %s: %w", b.dir, err)
+			}
+			sets = append(sets, vs)
+		}
+		vs, err := q.head.postings.SortedLabelValues(name)
+		if err != nil {
+			return nil, err
+		}
+		return mergeStrings(append(sets, vs)), nil
 	}
 	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
 		if v := ls.Get(name); v != "" {
@@ -143,7 +173,15 @@ func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]stri
 		return nil, fmt.Errorf("tsdb: label names: %w", ErrClosed)
 	}
 	if len(ms) == 0 {
-		return q.head.postings.LabelNames(), nil
+		sets := [][]string{q.head.postings.LabelNames()}
+		for _, b := range q.blocks {
+			ns, err := b.index.LabelNames()
+			if err != nil {
+				return nil, fmt.Errorf("tsdb: label names of block %s: %w", b.dir, err)
+			}
+			sets = append(sets, ns)
+		}
+		return mergeStrings(sets), nil
 	}
 	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
 		ls.Range(func(l labels.Label) { add(l.Name) })
@@ -151,26 +189,16 @@ func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]stri
 }
 
 // collectLabels gathers the strings pick takes from each series matching
-// ms, sorted and deduplicated.
+// ms in the querier's range, sorted and deduplicated.
 func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels, func(string))) ([]string, error) {
-	p, err := index.PostingsForMatchers(q.head.postings, ms...)
-	if err != nil {
-		return nil, fmt.Errorf("tsdb: labels: %w", err)
-	}
 	set := map[string]struct{}{}
 	add := func(s string) { set[s] = struct{}{} }
-	for n := 0; p.Next(); n++ {
-		if n%ctxCheckInterval == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if s := q.head.series.getByRef(SeriesRef(p.At())); s != nil {
-			pick(s.lset, add)
-		}
+	ss := q.Select(ctx, ms...)
+	for ss.Next() {
+		pick(ss.At().Labels(), add)
 	}
-	if err := p.Err(); err != nil {
-		return nil, fmt.Errorf("tsdb: labels: %w", err)
+	if err := ss.Err(); err != nil {
+		return nil, err
 	}
 	out := make([]string, 0, len(set))
 	for s := range set {
@@ -178,6 +206,17 @@ func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick 
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// mergeStrings merges sorted string lists into one sorted list without
+// duplicates.
+func mergeStrings(lists [][]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func (q *querier) Close() error {
@@ -189,6 +228,7 @@ func (q *querier) Close() error {
 	q.closed = true
 	q.cleanup.Stop()
 	q.snap.release()
+	releaseBlocks(q.blocks)
 	return nil
 }
 

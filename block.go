@@ -1,0 +1,464 @@
+package tsdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// Files and directories of a block, as in Prometheus's block format.
+const (
+	metaFilename  = "meta.json"
+	indexFilename = "index"
+	chunksDirname = "chunks"
+	metaVersion1  = 1
+	// tmpPrefix starts the names of directories being written; Open removes
+	// leftovers.
+	tmpPrefix = ".tmp-"
+)
+
+// ErrCorruptBlock is wrapped by the errors of blocks that fail to open or
+// verify; the error names the block directory.
+var ErrCorruptBlock = errors.New("tsdb: corrupt block")
+
+// BlockMeta is a block's meta.json: Prometheus's format, version 1.
+type BlockMeta struct {
+	ULID ulid.ULID `json:"ulid"`
+	// MinTime is inclusive, MaxTime exclusive.
+	MinTime    int64           `json:"minTime"`
+	MaxTime    int64           `json:"maxTime"`
+	Stats      BlockStats      `json:"stats,omitempty"`
+	Compaction BlockCompaction `json:"compaction"`
+	Version    int             `json:"version"`
+}
+
+// BlockStats counts what a block holds.
+type BlockStats struct {
+	NumSamples    uint64 `json:"numSamples,omitempty"`
+	NumSeries     uint64 `json:"numSeries,omitempty"`
+	NumChunks     uint64 `json:"numChunks,omitempty"`
+	NumTombstones uint64 `json:"numTombstones,omitempty"`
+}
+
+// BlockCompaction records how a block was made.
+type BlockCompaction struct {
+	// Level is 1 for blocks cut from the head, and one more than the
+	// highest of its parents for compacted blocks.
+	Level int `json:"level"`
+	// Sources are the level-1 blocks whose data this block holds.
+	Sources []ulid.ULID `json:"sources,omitempty"`
+	// Parents are the blocks this one was compacted from.
+	Parents []BlockDesc `json:"parents,omitempty"`
+	// Deletable marks a block with nothing left in it.
+	Deletable bool `json:"deletable,omitempty"`
+	// Failed marks a block whose compaction failed.
+	Failed bool `json:"failed,omitempty"`
+}
+
+// BlockDesc identifies a parent block.
+type BlockDesc struct {
+	ULID    ulid.ULID `json:"ulid"`
+	MinTime int64     `json:"minTime"`
+	MaxTime int64     `json:"maxTime"`
+}
+
+// maxMetaSize bounds meta.json: a compacted block lists its sources, a few
+// thousand at most.
+const maxMetaSize = 16 << 20
+
+// decodeMeta parses and checks a meta.json.
+func decodeMeta(b []byte) (BlockMeta, error) {
+	var m BlockMeta
+	if len(b) > maxMetaSize {
+		return m, fmt.Errorf("meta.json of %d bytes is too large", len(b))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("parse meta.json: %w", err)
+	}
+	switch {
+	case m.Version != metaVersion1:
+		return m, fmt.Errorf("meta.json: unsupported version %d", m.Version)
+	case m.MinTime >= m.MaxTime:
+		return m, fmt.Errorf("meta.json: empty time range [%d, %d)", m.MinTime, m.MaxTime)
+	case m.ULID == (ulid.ULID{}):
+		return m, errors.New("meta.json: no ULID")
+	}
+	return m, nil
+}
+
+func readMeta(fsys vfs.FS, dir string) (BlockMeta, error) {
+	f, err := fsys.Open(filepath.Join(dir, metaFilename))
+	if err != nil {
+		return BlockMeta{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return BlockMeta{}, err
+	}
+	if st.Size() > maxMetaSize {
+		return BlockMeta{}, fmt.Errorf("meta.json of %d bytes is too large", st.Size())
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return BlockMeta{}, fmt.Errorf("read meta.json: %w", err)
+	}
+	return decodeMeta(b)
+}
+
+// writeMeta writes meta.json into dir through a temporary file, fsynced.
+// The caller syncs dir.
+func writeMeta(fsys vfs.FS, dir string, m *BlockMeta) error {
+	b, err := json.MarshalIndent(m, "", "\t")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, metaFilename+".tmp")
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if err := f.Sync(); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return fsys.Rename(tmp, filepath.Join(dir, metaFilename))
+}
+
+// Block is an immutable block on disk, open for reading. It is safe for
+// concurrent use. Readers take a reference (acquire) while they use it; a
+// deleted block is closed once its last reader has released it.
+type Block struct {
+	dir    string
+	meta   BlockMeta
+	fs     vfs.FS
+	index  *index.Reader
+	chunks *chunks.SegmentReader
+	tombs  tombstones.Reader
+	size   int64 // bytes on disk
+
+	mu      sync.Mutex // protects the fields below
+	readers int
+	closing bool // no new readers; close when readers drops to 0
+	closed  bool
+}
+
+// openBlock opens the block in dir. A block that cannot be opened gives an
+// error wrapping ErrCorruptBlock and naming dir.
+func openBlock(fsys vfs.FS, dir string) (b *Block, err error) {
+	corrupt := func(err error) error { return fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err) }
+	meta, err := readMeta(fsys, dir)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	b = &Block{dir: dir, meta: meta, fs: fsys}
+	defer func() {
+		if err != nil {
+			err = errors.Join(corrupt(err), b.closeFiles())
+		}
+	}()
+	if b.index, err = index.NewFileReader(fsys, filepath.Join(dir, indexFilename)); err != nil {
+		return nil, err
+	}
+	if b.chunks, err = chunks.NewSegmentReader(fsys, filepath.Join(dir, chunksDirname)); err != nil {
+		return nil, err
+	}
+	var tsize int64
+	if b.tombs, tsize, err = tombstones.ReadFile(fsys, dir); err != nil {
+		return nil, err
+	}
+	b.size = b.index.Size() + b.chunks.Size() + tsize
+	return b, nil
+}
+
+// Meta returns the block's meta.json contents.
+func (b *Block) Meta() BlockMeta { return b.meta }
+
+// Dir returns the block's directory.
+func (b *Block) Dir() string { return b.dir }
+
+// Size returns the bytes the block takes on disk.
+func (b *Block) Size() int64 { return b.size }
+
+// acquire takes a reader reference; it fails if the block is being closed.
+func (b *Block) acquire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return false
+	}
+	b.readers++
+	return true
+}
+
+// release drops a reader reference, closing the block if it was the last
+// one of a block being closed.
+func (b *Block) release() {
+	b.mu.Lock()
+	b.readers--
+	last := b.readers == 0 && b.closing && !b.closed
+	if last {
+		b.closed = true
+	}
+	b.mu.Unlock()
+	if last {
+		_ = b.closeFiles()
+	}
+}
+
+// close marks the block closing: it is closed now if no one reads it, else
+// when its last reader releases it.
+func (b *Block) close() error {
+	b.mu.Lock()
+	b.closing = true
+	now := b.readers == 0 && !b.closed
+	if now {
+		b.closed = true
+	}
+	b.mu.Unlock()
+	if now {
+		return b.closeFiles()
+	}
+	return nil
+}
+
+func (b *Block) closeFiles() error {
+	var errs []error
+	if b.index != nil {
+		errs = append(errs, b.index.Close())
+	}
+	if b.chunks != nil {
+		errs = append(errs, b.chunks.Close())
+	}
+	if b.tombs != nil {
+		errs = append(errs, b.tombs.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// overlaps reports whether the block has data in [mint, maxt] (inclusive).
+func (b *Block) overlaps(mint, maxt int64) bool {
+	return b.meta.MinTime <= maxt && mint < b.meta.MaxTime
+}
+
+// blockSeriesSet iterates the series of a block matching a selection.
+type blockSeriesSet struct {
+	ctx        context.Context
+	b          *Block
+	p          index.Postings
+	mint, maxt int64
+	builder    labels.ScratchBuilder
+	metas      []index.ChunkMeta
+	cur        *blockSeries
+	err        error
+	n          int
+}
+
+// selectBlock returns the block's series matching ms with chunks in
+// [mint, maxt], sorted by labels. The caller holds a reader reference.
+func (b *Block) selectSeries(ctx context.Context, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+	p, err := index.PostingsForMatchers(b.index, ms...)
+	if err != nil {
+		return errSeriesSet{fmt.Errorf("tsdb: select block %s: %w", b.meta.ULID, err)}
+	}
+	// Postings are in series-reference order, which for an index file is
+	// label order: no sorting needed.
+	return &blockSeriesSet{ctx: ctx, b: b, p: p, mint: mint, maxt: maxt, builder: labels.NewScratchBuilder(16)}
+}
+
+func (s *blockSeriesSet) Next() bool {
+	for s.err == nil && s.p.Next() {
+		if s.n++; s.n%ctxCheckInterval == 0 {
+			if err := s.ctx.Err(); err != nil {
+				s.err = err
+				return false
+			}
+		}
+		ref := s.p.At()
+		if err := s.b.index.Series(ref, &s.builder, &s.metas); err != nil {
+			s.err = fmt.Errorf("tsdb: block %s: series %d: %w", s.b.dir, ref, err)
+			return false
+		}
+		var chks []chunkRef
+		for _, m := range s.metas {
+			if m.MaxTime < s.mint || m.MinTime > s.maxt {
+				continue
+			}
+			chks = append(chks, chunkRef{ref: m.Ref, minTime: m.MinTime, maxTime: m.MaxTime})
+		}
+		if len(chks) == 0 {
+			continue
+		}
+		itvs, err := s.b.tombs.Get(ref)
+		if err != nil {
+			s.err = fmt.Errorf("tsdb: block %s: tombstones: %w", s.b.dir, err)
+			return false
+		}
+		if coversAll(itvs, chks[0].minTime, chks[len(chks)-1].maxTime) {
+			continue // deleted whole
+		}
+		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: slices.Clone(itvs)}
+		return true
+	}
+	if s.err == nil {
+		if err := s.p.Err(); err != nil {
+			s.err = fmt.Errorf("tsdb: block %s: postings: %w", s.b.dir, err)
+		}
+	}
+	return false
+}
+
+func (s *blockSeriesSet) At() Series { return s.cur }
+func (s *blockSeriesSet) Err() error { return s.err }
+
+// coversAll reports whether one interval of itvs covers [mint, maxt].
+func coversAll(itvs tombstones.Intervals, mint, maxt int64) bool {
+	for _, iv := range itvs {
+		if iv.Mint <= mint && iv.Maxt >= maxt {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkRef locates a chunk of a block series.
+type chunkRef struct {
+	ref              uint64
+	minTime, maxTime int64
+}
+
+// blockSeries is a series of a block, restricted to a time range and with
+// its deleted intervals.
+type blockSeries struct {
+	lset       labels.Labels
+	b          *Block
+	chunks     []chunkRef
+	mint, maxt int64
+	deleted    tombstones.Intervals
+}
+
+func (s *blockSeries) Labels() labels.Labels { return s.lset }
+
+func (s *blockSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	it, ok := reuse.(*blockIterator)
+	if !ok {
+		it = &blockIterator{}
+	}
+	*it = blockIterator{s: s, ci: -1, it: it.it}
+	return it
+}
+
+// blockIterator iterates a blockSeries' samples in range and not deleted.
+type blockIterator struct {
+	s    *blockSeries
+	ci   int
+	it   chunks.Iterator
+	t     int64
+	v     float64
+	valid bool // t, v hold the current sample
+	done  bool
+	err   error
+}
+
+// nextChunk opens chunk ci.
+func (it *blockIterator) nextChunk(ci int) bool {
+	if ci >= len(it.s.chunks) || it.s.chunks[ci].minTime > it.s.maxt {
+		return false
+	}
+	c, err := it.s.b.chunks.Chunk(it.s.chunks[ci].ref)
+	if err != nil {
+		it.err = fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err)
+		return false
+	}
+	it.ci = ci
+	it.it = c.Iterator(it.it)
+	return true
+}
+
+func (it *blockIterator) Next() bool {
+	if it.done {
+		return false
+	}
+	for {
+		if it.ci >= 0 && it.it.Next() {
+			it.t, it.v = it.it.At()
+			switch {
+			case it.t > it.s.maxt:
+				it.done, it.valid = true, false
+				return false
+			case it.t < it.s.mint || it.s.deleted.Contains(it.t):
+				continue
+			}
+			it.valid = true
+			return true
+		}
+		if it.ci >= 0 {
+			if err := it.it.Err(); err != nil {
+				it.err = fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err)
+				it.done = true
+				return false
+			}
+		}
+		if !it.nextChunk(it.ci + 1) {
+			it.done, it.valid = true, false
+			return false
+		}
+	}
+}
+
+func (it *blockIterator) Seek(t millis) bool {
+	if it.done {
+		return false
+	}
+	if it.valid && it.t >= t {
+		return true
+	}
+	ci := max(it.ci, 0)
+	for ci < len(it.s.chunks) && it.s.chunks[ci].maxTime < t {
+		ci++
+	}
+	if ci != it.ci {
+		if !it.nextChunk(ci) {
+			it.done = true
+			return false
+		}
+	}
+	for it.Next() {
+		if it.t >= t {
+			return true
+		}
+	}
+	return false
+}
+
+func (it *blockIterator) At() (int64, float64) { return it.t, it.v }
+func (it *blockIterator) Err() error           { return it.err }
+
+// isBlockDir reports whether name is a block directory's name (a ULID).
+func isBlockDir(e fs.DirEntry) (ulid.ULID, bool) {
+	if !e.IsDir() {
+		return ulid.ULID{}, false
+	}
+	id, err := ulid.ParseStrict(e.Name())
+	return id, err == nil
+}

@@ -1,0 +1,119 @@
+package tsdb
+
+import (
+	"math"
+	"slices"
+)
+
+// raiseMinValidTime makes the head reject samples before t from now on:
+// appends with ErrOutOfBounds, and commits in progress drop them (counted as
+// out of bounds). It never lowers the bound.
+func (h *Head) raiseMinValidTime(t int64) {
+	for {
+		cur := h.minValidTime.Load()
+		if t <= cur || h.minValidTime.CompareAndSwap(cur, t) {
+			return
+		}
+	}
+}
+
+// truncate drops every chunk that ends before mint, and the series left
+// without chunks and without samples buffered by an open Appender. The
+// caller makes sure no reader needs the dropped data any more.
+func (h *Head) truncate(mint int64) {
+	h.raiseMinValidTime(mint)
+	var gone []*memSeries
+	for i := range h.series.stripes {
+		st := &h.series.stripes[i]
+		st.mu.RLock()
+		for _, s := range st.byRef {
+			s.mu.Lock()
+			s.truncateChunksLocked(mint)
+			if len(s.chunks) == 0 && s.pending == 0 {
+				gone = append(gone, s)
+			}
+			s.mu.Unlock()
+		}
+		st.mu.RUnlock()
+	}
+	if len(gone) > 0 {
+		refs := make(map[uint64]struct{}, len(gone))
+		for _, s := range gone {
+			if h.series.remove(s) {
+				refs[uint64(s.ref)] = struct{}{}
+			}
+		}
+		h.postings.Delete(refs)
+		h.numSeries.Add(-int64(len(refs)))
+	}
+	// The head's range now starts at mint at the earliest.
+	for {
+		cur := h.minTime.Load()
+		if cur >= mint || h.minTime.CompareAndSwap(cur, mint) {
+			break
+		}
+	}
+	if h.maxTime.Load() < mint {
+		h.minTime.Store(math.MaxInt64)
+		h.maxTime.Store(math.MinInt64)
+	}
+}
+
+// truncateChunksLocked drops the chunks that end before mint. Readers may
+// hold the old slice: it is replaced, never modified.
+func (s *memSeries) truncateChunksLocked(mint int64) {
+	n := 0
+	for n < len(s.chunks) && s.chunks[n].maxTime < mint {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	if n == len(s.chunks) {
+		s.chunks, s.app, s.nextAt = nil, nil, math.MinInt64
+		return
+	}
+	s.chunks = slices.Clone(s.chunks[n:])
+}
+
+// remove deletes s from the map if it still has no chunks and no pending
+// samples, marking it removed so that an Appender that found it just before
+// looks it up again. It reports whether it removed s.
+func (ss *stripeSeries) remove(s *memSeries) bool {
+	hash := s.lset.Hash()
+	st := &ss.stripes[hash&ss.mask]
+	st.mu.Lock()
+	s.mu.Lock()
+	if len(s.chunks) > 0 || s.pending > 0 || s.removed {
+		s.mu.Unlock()
+		st.mu.Unlock()
+		return false
+	}
+	s.removed = true
+	s.mu.Unlock()
+	if st.byHash[hash] == s {
+		delete(st.byHash, hash)
+		if c := st.conflicts[hash]; len(c) > 0 {
+			st.byHash[hash] = c[0]
+			if len(c) == 1 {
+				delete(st.conflicts, hash)
+			} else {
+				st.conflicts[hash] = slices.Clone(c[1:])
+			}
+		}
+	} else if c := st.conflicts[hash]; len(c) > 0 {
+		c = slices.DeleteFunc(slices.Clone(c), func(x *memSeries) bool { return x == s })
+		if len(c) == 0 {
+			delete(st.conflicts, hash)
+		} else {
+			st.conflicts[hash] = c
+		}
+	}
+	st.mu.Unlock()
+
+	rst := &ss.stripes[uint64(s.ref)&ss.mask]
+	rst.mu.Lock()
+	delete(rst.byRef, s.ref)
+	rst.mu.Unlock()
+	return true
+}
