@@ -370,9 +370,9 @@ func (s *blockSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 
 // blockIterator iterates a blockSeries' samples in range and not deleted.
 type blockIterator struct {
-	s    *blockSeries
-	ci   int
-	it   chunks.Iterator
+	s     *blockSeries
+	ci    int
+	it    chunks.Iterator
 	t     int64
 	v     float64
 	valid bool // t, v hold the current sample

@@ -50,19 +50,6 @@ func newULID() ulid.ULID {
 	return ulid.MustNew(ulid.Now(), rand.Reader)
 }
 
-// blockWriter writes one block: chunks first (as the series come), then the
-// index, meta.json and an empty tombstones file, all into a temporary
-// directory that is renamed into place once everything is synced.
-type blockWriter struct {
-	fs         vfs.FS
-	parent     string
-	meta       BlockMeta
-	tmp        string
-	cw         *chunks.SegmentWriter
-	series     []writtenSeries
-	samplesMax int
-}
-
 // writtenSeries is a series whose chunks are written, waiting for the index.
 type writtenSeries struct {
 	lset  labels.Labels

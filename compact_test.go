@@ -273,7 +273,7 @@ func snapshotCounts(t *testing.T, q Querier) map[string]int {
 // size, applied by the background loop (woken by commits and by its timer)
 // in a synctest bubble: fake time, no sleeps in real time.
 func TestRetention(t *testing.T) {
-	lsets := loadSeries(t, 200)
+	lsets := loadSeries(t, 50)
 	for _, tc := range []struct {
 		name string
 		set  func(*Options)

@@ -104,7 +104,11 @@ func TestLowWatermarkModel(t *testing.T) {
 	iso := newIsolation()
 	var writes []*inflightWrite
 	var reads []*readSnapshot
-	for step := 0; step < 20000; step++ {
+	steps := 20000
+	if raceEnabled {
+		steps = 3000
+	}
+	for step := 0; step < steps; step++ {
 		switch op := rng.IntN(4); {
 		case op == 0 || len(writes) == 0 && len(reads) == 0:
 			w := &inflightWrite{}

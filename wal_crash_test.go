@@ -192,7 +192,7 @@ func TestWALCrashMatrix(t *testing.T) {
 	stride := 1
 	randomCuts, flips := 2000, 300
 	if raceEnabled {
-		stride, randomCuts, flips = 10, 100, 30
+		stride, randomCuts, flips = 20, 40, 10
 	}
 	for i := 0; i < len(ends); i += stride {
 		off := ends[i].off
@@ -227,7 +227,7 @@ func TestWALCrashDropUnsynced(t *testing.T) {
 			rng := rand.New(rand.NewPCG(4, 5))
 			crashes := 60
 			if raceEnabled {
-				crashes = 10
+				crashes = 6
 			}
 			every := txns / crashes
 			for k := 1; k <= txns; k++ {

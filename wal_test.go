@@ -97,7 +97,11 @@ func requireSameData(t testing.TB, want, got *DB) int {
 // Close, Open: every label set and sample comes back identical; with and
 // without snappy.
 func TestWALRoundTrip(t *testing.T) {
-	lsets := loadSeries(t, 20000)
+	n := 20000
+	if raceEnabled {
+		n = 2000 // the full corpus runs in the non-race pass of scripts/test
+	}
+	lsets := loadSeries(t, n)
 	for _, snappy := range []bool{false, true} {
 		t.Run(fmt.Sprintf("snappy=%v", snappy), func(t *testing.T) {
 			fsys := vfs.NewMemFS()

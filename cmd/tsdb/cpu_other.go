@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+// processCPUTime reports false: getrusage is not available here, and the
+// report shows the CPU figure as unknown.
+func processCPUTime() (time.Duration, bool) { return 0, false }

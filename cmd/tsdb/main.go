@@ -1,0 +1,93 @@
+// Command tsdb is isotsdb's command-line tool.
+//
+//	tsdb bench write [flags]
+//
+// runs the project's write benchmark: it ingests scrapes of real-world
+// label sets into a fresh database, reports throughput, CPU, memory, disk
+// use and query latencies, and checks that reads running during writes see
+// whole commits only. Run it from the repository root (go run ./cmd/tsdb
+// bench write) so that the default --series-file is found.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/alecthomas/kingpin/v2"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args (without the program name), writing
+// results to stdout and progress, usage and errors to stderr, and returns
+// the exit code. It never exits the process itself, so tests can call it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := kingpin.New("tsdb", "isotsdb's command-line tool.")
+	app.UsageWriter(stdout).ErrorWriter(stderr)
+	// kingpin "terminates" after --help; remember the code instead of
+	// exiting, and return it once Parse returns.
+	terminated, termCode := false, exitOK
+	app.Terminate(func(code int) {
+		if !terminated {
+			terminated, termCode = true, code
+		}
+	})
+
+	bench := app.Command("bench", "Run benchmarks.")
+	benchWriteCmd := bench.Command("write", "Ingest scrapes of real-world series, then report throughput, "+
+		"CPU, memory, disk use, query latency and a read-while-write isolation check.")
+	var cfg benchWriteConfig
+	benchWriteCmd.Flag("out", "Data directory (must be empty or absent; kept afterwards). Default: a temporary directory, removed at the end.").
+		StringVar(&cfg.out)
+	benchWriteCmd.Flag("series-file", "Label sets to ingest, one JSON object per line.").
+		Default("testdata/20kseries.json").StringVar(&cfg.seriesFile)
+	benchWriteCmd.Flag("series", "Number of series, in targets of 500 with their own instance label (the file is reused if it is shorter).").
+		Default("20000").IntVar(&cfg.series)
+	benchWriteCmd.Flag("rounds", "Scrapes of every target, 15 s of sample time apart.").
+		Default("1440").IntVar(&cfg.rounds)
+	benchWriteCmd.Flag("writers", "Goroutines committing scrapes.").
+		Default("2").IntVar(&cfg.writers)
+	benchWriteCmd.Flag("readers", "Goroutines querying during the read-while-write check.").
+		Default("2").IntVar(&cfg.readers)
+	benchWriteCmd.Flag("isolation", "Write isolation; --isolation=false measures without it.").
+		Default("true").PlaceHolder("true|false").SetValue(boolValue{&cfg.isolation})
+	benchWriteCmd.Flag("wal-compression", "Compress WAL records with snappy.").
+		Default("false").PlaceHolder("true|false").SetValue(boolValue{&cfg.walCompression})
+	benchWriteCmd.Flag("check-duration", "Length of the read-while-write check.").
+		Default("3s").DurationVar(&cfg.checkDuration)
+	benchWriteCmd.Flag("seed", "Seed of the generated sample values.").
+		Default("1").Uint64Var(&cfg.seed)
+	benchWriteCmd.Flag("query", "Extra series selector to time, e.g. 'up{job=\"api\"}' (repeatable).").
+		StringsVar(&cfg.queries)
+	benchWriteCmd.Flag("cpuprofile", "Write a CPU profile of the ingestion to this file.").
+		StringVar(&cfg.cpuProfile)
+	benchWriteCmd.Flag("memprofile", "Write a heap profile taken after the ingestion to this file.").
+		StringVar(&cfg.memProfile)
+
+	cmd, err := app.Parse(args)
+	if errors.Is(err, kingpin.ErrCommandNotSpecified) {
+		return exitUsage // kingpin printed the usage
+	}
+	if terminated {
+		return termCode
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tsdb: %v (try --help)\n", err)
+		return exitUsage
+	}
+	switch cmd {
+	case benchWriteCmd.FullCommand():
+		return runBenchWrite(ctx, cfg, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "tsdb: unknown command %q (try --help)\n", cmd)
+	return exitUsage
+}
