@@ -165,30 +165,32 @@ type Block struct {
 
 // openBlock opens the block in dir. A block that cannot be opened gives an
 // error wrapping ErrCorruptBlock and naming dir.
-func openBlock(fsys vfs.FS, dir string) (b *Block, err error) {
-	corrupt := func(err error) error { return fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err) }
+func openBlock(fsys vfs.FS, dir string) (*Block, error) {
 	meta, err := readMeta(fsys, dir)
 	if err != nil {
-		return nil, corrupt(err)
+		return nil, fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err)
 	}
-	b = &Block{dir: dir, meta: meta, fs: fsys}
-	defer func() {
-		if err != nil {
-			err = errors.Join(corrupt(err), b.closeFiles())
-		}
-	}()
-	if b.index, err = index.NewFileReader(fsys, filepath.Join(dir, indexFilename)); err != nil {
-		return nil, err
+	b := &Block{dir: dir, meta: meta, fs: fsys}
+	if err := b.openFiles(); err != nil {
+		return nil, errors.Join(fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err), b.closeFiles())
 	}
-	if b.chunks, err = chunks.NewSegmentReader(fsys, filepath.Join(dir, chunksDirname)); err != nil {
-		return nil, err
+	return b, nil
+}
+
+func (b *Block) openFiles() error {
+	var err error
+	if b.index, err = index.NewFileReader(b.fs, filepath.Join(b.dir, indexFilename)); err != nil {
+		return err
+	}
+	if b.chunks, err = chunks.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
+		return err
 	}
 	var tsize int64
-	if b.tombs, tsize, err = tombstones.ReadFile(fsys, dir); err != nil {
-		return nil, err
+	if b.tombs, tsize, err = tombstones.ReadFile(b.fs, b.dir); err != nil {
+		return err
 	}
 	b.size = b.index.Size() + b.chunks.Size() + tsize
-	return b, nil
+	return nil
 }
 
 // Meta returns the block's meta.json contents.

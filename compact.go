@@ -214,6 +214,9 @@ func (db *DB) Compact(ctx context.Context) error {
 	if db.isClosed() {
 		return ErrClosed
 	}
+	if db.readOnly {
+		return ErrReadOnly
+	}
 	for db.head.compactable() {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -44,6 +44,7 @@ type DB struct {
 	// is in blocks.
 	headMint int64
 	closed   bool
+	readOnly bool // opened with OpenReadOnly: no writes at all
 
 	compactc chan struct{}      // wakes the background compaction
 	stopc    chan struct{}      // closed by Close
@@ -136,6 +137,9 @@ func (db *DB) loadBlocks() error {
 	}
 	for _, e := range ents {
 		if isTmpDir(e.Name()) {
+			if db.readOnly {
+				continue
+			}
 			if err := db.fs.RemoveAll(filepath.Join(db.dir, e.Name())); err != nil {
 				return fmt.Errorf("tsdb: remove leftover %s: %w", e.Name(), err)
 			}
@@ -269,8 +273,11 @@ func (db *DB) isClosed() bool {
 func (db *DB) Appender(ctx context.Context) Appender {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	if db.closed {
-		return closedAppender{}
+	switch {
+	case db.closed:
+		return closedAppender{ErrClosed}
+	case db.readOnly:
+		return closedAppender{ErrReadOnly}
 	}
 	return db.head.Appender(ctx)
 }
@@ -339,9 +346,11 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	db.mu.Unlock()
-	close(db.stopc)
-	db.cancel()
-	db.bgDone.Wait()
+	if db.stopc != nil {
+		close(db.stopc)
+		db.cancel()
+		db.bgDone.Wait()
+	}
 	db.cmtx.Lock() // no compaction past this point
 	defer db.cmtx.Unlock()
 
@@ -377,11 +386,12 @@ func deleteCheckpoints(db *DB, upTo int) error {
 	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
 
-// closedAppender is handed out by a closed DB.
-type closedAppender struct{}
+// closedAppender is handed out by a closed or read-only DB; every call
+// returns err.
+type closedAppender struct{ err error }
 
-func (closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
-	return 0, ErrClosed
+func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
+	return 0, a.err
 }
-func (closedAppender) Commit() error   { return ErrClosed }
-func (closedAppender) Rollback() error { return ErrClosed }
+func (a closedAppender) Commit() error   { return a.err }
+func (a closedAppender) Rollback() error { return a.err }

@@ -2,6 +2,8 @@ package tsdb
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,4 +88,9 @@ func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("metric %s not found", name)
 	return 0
+}
+
+// slogTo returns a logger writing text to w.
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, nil))
 }

@@ -132,7 +132,7 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 		return fmt.Errorf("open WAL: %w", err)
 	}
 	start := time.Now()
-	if err := db.head.replayWAL(db.fs, w, db.walMetrics); err != nil {
+	if err := db.head.replayWAL(db.fs, dir, w, db.walMetrics); err != nil {
 		return errors.Join(fmt.Errorf("replay WAL: %w", err), w.Close())
 	}
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
@@ -140,15 +140,17 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	return nil
 }
 
-// replayWAL loads the last checkpoint and the segments after it. A corrupt
-// or torn segment is repaired: the log is cut after the last whole record.
-func (h *Head) replayWAL(fsys vfs.FS, w *wlog.WL, m *walMetrics) error {
+// replayWAL loads the last checkpoint and the segments after it from dir.
+// A corrupt or torn segment is repaired through w (the log is cut after the
+// last whole record); with w nil (a read-only open) replay stops there with
+// a warning and nothing is written.
+func (h *Head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) error {
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
 
 	from := 0
-	cpDir, cpIdx, err := wlog.LastCheckpoint(fsys, w.Dir())
+	cpDir, cpIdx, err := wlog.LastCheckpoint(fsys, dir)
 	switch {
 	case err == nil:
 		r, err := wlog.NewSegmentsReader(fsys, cpDir)
@@ -167,32 +169,28 @@ func (h *Head) replayWAL(fsys vfs.FS, w *wlog.WL, m *walMetrics) error {
 		return fmt.Errorf("find checkpoint: %w", err)
 	}
 
-	first, last, err := w.Segments()
+	r, err := wlog.NewSegmentsRangeReader(fsys, dir, from, -1)
 	if err != nil {
-		return err
+		return fmt.Errorf("open segments: %w", err)
 	}
-	from = max(from, first)
-	if from <= last {
-		r, err := wlog.NewSegmentsRangeReader(fsys, w.Dir(), from, last)
-		if err != nil {
-			return fmt.Errorf("open segments: %w", err)
+	err = rp.replay(wlog.NewReader(r), dir)
+	_ = r.Close()
+	var cerr *wlog.CorruptionErr
+	switch {
+	case errors.As(err, &cerr) && w == nil:
+		h.logger.Warn("tsdb: WAL is corrupt or torn; read up to the damage", "err", err)
+	case errors.As(err, &cerr):
+		rp.flush()
+		h.logger.Warn("tsdb: WAL is corrupt or torn; repairing it", "err", err)
+		if rerr := w.Repair(err); rerr != nil {
+			return fmt.Errorf("repair WAL after %w: %w", err, rerr)
 		}
-		err = rp.replay(wlog.NewReader(r), w.Dir())
-		_ = r.Close()
-		var cerr *wlog.CorruptionErr
-		if errors.As(err, &cerr) {
-			rp.flush()
-			h.logger.Warn("tsdb: WAL is corrupt or torn; repairing it", "err", err)
-			if rerr := w.Repair(err); rerr != nil {
-				return fmt.Errorf("repair WAL after %w: %w", err, rerr)
-			}
-		} else if err != nil {
-			return err
-		}
+	case err != nil:
+		return err
 	}
 	rp.flush()
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
-		"segments", fmt.Sprintf("%d-%d", from, last), "duration", time.Since(start))
+		"from_segment", from, "duration", time.Since(start))
 	return nil
 }
 

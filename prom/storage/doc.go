@@ -1,0 +1,44 @@
+// Package promstorage makes an isotsdb database usable wherever Prometheus
+// expects a storage.Storage: the PromQL engine, rule evaluation, the HTTP
+// API's read paths, remote-read servers.
+//
+// # Reads
+//
+// Storage.Querier opens exactly one isotsdb Querier, so everything a
+// Prometheus Querier returns (every Select, LabelValues and LabelNames made
+// through it) comes from one isolated snapshot: a PromQL query evaluates
+// over the commits that had completed when the engine opened its Querier,
+// and never over half of a scrape. Select honours SelectHints (Start/End
+// clip the samples to the selector's range; Limit, ShardCount/ShardIndex and
+// Func "series" behave as in Prometheus's TSDB). isotsdb always returns
+// series sorted, so sortSeries costs nothing. Matchers keep Prometheus's
+// semantics (fully anchored regexps in which '.' matches newlines); the one
+// Prometheus matcher that cannot be translated, an alternation of literals
+// one of which is not valid UTF-8, makes Select fail rather than match
+// differently.
+//
+// # Writes
+//
+// Storage.Appender and Storage.AppenderV2 return one isotsdb Appender each:
+// a Prometheus transaction is an isotsdb transaction. Float samples are
+// stored; storage.SeriesRef and isotsdb's SeriesRef are the same number.
+// isotsdb stores float samples only, so:
+//
+//   - native histograms are rejected with ErrHistogramsUnsupported (which
+//     also matches storage.ErrNativeHistogramsDisabled); the rest of the
+//     transaction is unaffected;
+//   - exemplars are rejected with ErrExemplarsUnsupported (also matching
+//     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
+//     the exemplars in a storage.AppendPartialError, as its contract asks;
+//   - Appender.UpdateMetadata returns ErrMetadataUnsupported and
+//     Appender.AppendSTZeroSample returns ErrStartTimestampsUnsupported;
+//     AppenderV2, whose contract says the sample must be appended whatever
+//     happens to its metadata and start timestamp, drops both silently, as
+//     Prometheus's own TSDB does when it is configured not to store them.
+//
+// Append errors that have a Prometheus counterpart match both:
+// errors.Is(err, tsdb.ErrOutOfOrderSample) and errors.Is(err,
+// storage.ErrOutOfOrderSample) both hold, likewise for duplicates and
+// out-of-bounds samples. Iterators report chunkenc.ValFloat or
+// chunkenc.ValNone only, and AtST is always 0 (unknown).
+package promstorage

@@ -1,0 +1,115 @@
+package promstorage_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/stretchr/testify/require"
+)
+
+// suiteFile is one file of Prometheus's built-in PromQL test suite.
+type suiteFile struct {
+	evals int // eval commands in the file
+	// skip is why the file is not run ("" to run it).
+	skip string
+}
+
+// classifySuiteFile counts the eval commands of a test file and decides
+// whether isotsdb can run it. isotsdb stores float samples only, so files
+// that load native histograms (written "{{...}}" in series notation, or
+// built from classic ones by load_with_nhcb) are skipped.
+func classifySuiteFile(content string) suiteFile {
+	var f suiteFile
+	for line := range strings.SplitSeq(content, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "eval ") || strings.HasPrefix(line, "eval_") {
+			f.evals++
+		}
+	}
+	switch {
+	case strings.Contains(content, "{{"):
+		f.skip = "native histograms"
+	case strings.Contains(content, "load_with_nhcb"):
+		f.skip = "native histograms (load_with_nhcb)"
+	}
+	return f
+}
+
+// suiteFiles reads the built-in test files from the source of the
+// Prometheus module this test is built with (the same files promqltest
+// embeds), keyed by the names RunBuiltinTestsWithStorage gives its
+// subtests.
+func suiteFiles(t *testing.T) map[string]suiteFile {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/prometheus/prometheus").Output()
+	require.NoError(t, err, "locating the prometheus module")
+	dir := filepath.Join(strings.TrimSpace(string(out)), "promql", "promqltest", "testdata")
+	names, err := filepath.Glob(filepath.Join(dir, "*.test"))
+	require.NoError(t, err)
+	require.NotEmpty(t, names, "no test files in %s", dir)
+	files := map[string]suiteFile{}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		require.NoError(t, err)
+		files["testdata/"+filepath.Base(n)] = classifySuiteFile(string(b))
+	}
+	return files
+}
+
+// suiteRunner is the promqltest.TBRun given to RunBuiltinTestsWithStorage:
+// it runs each file as a subtest unless the file is to be skipped, and
+// tallies the results.
+type suiteRunner struct {
+	*testing.T
+	files map[string]suiteFile
+
+	seen          int
+	passedFiles   []string
+	passedEvals   int
+	skippedFiles  []string
+	expectedEvals int // evals of the files run
+}
+
+// Run implements promqltest.TBRun.
+func (r *suiteRunner) Run(name string, f func(*testing.T)) bool {
+	file, ok := r.files[name]
+	if !ok {
+		r.Errorf("promqltest runs %s, which is not among the module's test files", name)
+		return false
+	}
+	r.seen++
+	if file.skip != "" {
+		r.skippedFiles = append(r.skippedFiles, name+" ("+file.skip+")")
+		return true
+	}
+	r.expectedEvals += file.evals
+	passed := r.T.Run(name, f)
+	if passed {
+		r.passedFiles = append(r.passedFiles, name)
+		r.passedEvals += file.evals
+	}
+	return passed
+}
+
+// TestPromQLSuite runs Prometheus's own PromQL acceptance tests against
+// isotsdb through the adapter: every eval of every file without native
+// histograms must pass.
+func TestPromQLSuite(t *testing.T) {
+	r := &suiteRunner{T: t, files: suiteFiles(t)}
+	engine := promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery)
+	promqltest.RunBuiltinTestsWithStorage(r, engine, func(tb testing.TB) storage.Storage {
+		return newStorage(tb)
+	})
+
+	t.Logf("PromQL suite: %d of %d files passed, %d evals", len(r.passedFiles), len(r.files), r.passedEvals)
+	for _, s := range r.skippedFiles {
+		t.Logf("skipped %s", s)
+	}
+	require.Equal(t, len(r.files), r.seen, "promqltest ran a different set of files")
+	require.NotEmpty(t, r.passedFiles, "no file ran")
+	require.Equal(t, r.expectedEvals, r.passedEvals, "evals of the files run must all pass")
+}

@@ -1,0 +1,74 @@
+package promstorage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/isotsdb/tsdb"
+)
+
+// Storage is an isotsdb DB seen as a Prometheus storage.Storage. It is safe
+// for concurrent use by multiple goroutines, as the DB is.
+type Storage struct {
+	db *tsdb.DB
+}
+
+var _ storage.Storage = (*Storage)(nil)
+
+// New returns a Storage over db. The Storage takes ownership of db: its
+// Close closes db.
+func New(db *tsdb.DB) *Storage { return &Storage{db: db} }
+
+// DB returns the underlying database.
+func (s *Storage) DB() *tsdb.DB { return s.db }
+
+// Querier implements storage.Queryable. The Querier reads one snapshot of
+// the DB, taken now: it sees exactly the commits completed before this call,
+// in [mint, maxt] (inclusive).
+func (s *Storage) Querier(mint, maxt int64) (storage.Querier, error) {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, fmt.Errorf("promstorage: querier: %w", err)
+	}
+	return &querier{q: q, mint: mint, maxt: maxt}, nil
+}
+
+// ChunkQuerier implements storage.ChunkQueryable, with the same snapshot
+// semantics as Querier. Its chunks are encoded from the samples on the fly
+// (isotsdb does not hand out its own chunks), so it costs more than
+// Querier; it exists for remote read and other chunk consumers.
+func (s *Storage) ChunkQuerier(mint, maxt int64) (storage.ChunkQuerier, error) {
+	q, err := s.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	return chunkQuerier{q.(*querier)}, nil
+}
+
+// Appender implements storage.Appendable: the returned Appender is one
+// isotsdb transaction.
+func (s *Storage) Appender(ctx context.Context) storage.Appender {
+	return &appender{base: newBase(s.db.Appender(ctx))}
+}
+
+// AppenderV2 implements storage.AppendableV2: the returned AppenderV2 is
+// one isotsdb transaction.
+func (s *Storage) AppenderV2(ctx context.Context) storage.AppenderV2 {
+	return &appenderV2{base: newBase(s.db.Appender(ctx))}
+}
+
+// StartTime implements storage.Storage: the time of the oldest sample in
+// the DB, math.MaxInt64 if it holds none.
+func (s *Storage) StartTime() (int64, error) {
+	start := s.db.Head().MinTime()
+	if bs := s.db.Blocks(); len(bs) > 0 {
+		start = min(start, bs[0].MinTime)
+	}
+	return start, nil
+}
+
+// Close implements storage.Storage: it closes the DB. Calling it again
+// does nothing.
+func (s *Storage) Close() error { return s.db.Close() }
