@@ -154,10 +154,11 @@ type Block struct {
 	fs     vfs.FS
 	index  *index.Reader
 	chunks *chunks.SegmentReader
-	tombs  tombstones.Reader
-	size   int64 // bytes on disk
+	size   int64 // bytes on disk of index and chunks
 
 	mu      sync.Mutex // protects the fields below
+	tombs   tombstones.Reader
+	tsize   int64 // bytes of the tombstones file
 	readers int
 	closing bool // no new readers; close when readers drops to 0
 	closed  bool
@@ -185,11 +186,10 @@ func (b *Block) openFiles() error {
 	if b.chunks, err = chunks.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
 		return err
 	}
-	var tsize int64
-	if b.tombs, tsize, err = tombstones.ReadFile(b.fs, b.dir); err != nil {
+	if b.tombs, b.tsize, err = tombstones.ReadFile(b.fs, b.dir); err != nil {
 		return err
 	}
-	b.size = b.index.Size() + b.chunks.Size() + tsize
+	b.size = b.index.Size() + b.chunks.Size()
 	return nil
 }
 
@@ -200,7 +200,26 @@ func (b *Block) Meta() BlockMeta { return b.meta }
 func (b *Block) Dir() string { return b.dir }
 
 // Size returns the bytes the block takes on disk.
-func (b *Block) Size() int64 { return b.size }
+func (b *Block) Size() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.size + b.tsize
+}
+
+// tombstones returns the block's current deletion intervals. Readers keep
+// the value they got: a Delete replaces it, never changes it.
+func (b *Block) tombstones() tombstones.Reader {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tombs
+}
+
+// setTombstones installs new deletion intervals, written to disk already.
+func (b *Block) setTombstones(t tombstones.Reader, size int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tombs, b.tsize = t, size
+}
 
 // acquire takes a reader reference; it fails if the block is being closed.
 func (b *Block) acquire() bool {
@@ -252,8 +271,8 @@ func (b *Block) closeFiles() error {
 	if b.chunks != nil {
 		errs = append(errs, b.chunks.Close())
 	}
-	if b.tombs != nil {
-		errs = append(errs, b.tombs.Close())
+	if t := b.tombstones(); t != nil {
+		errs = append(errs, t.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -267,6 +286,7 @@ func (b *Block) overlaps(mint, maxt int64) bool {
 type blockSeriesSet struct {
 	ctx        context.Context
 	b          *Block
+	tombs      tombstones.Reader
 	p          index.Postings
 	mint, maxt int64
 	builder    labels.ScratchBuilder
@@ -276,16 +296,17 @@ type blockSeriesSet struct {
 	n          int
 }
 
-// selectBlock returns the block's series matching ms with chunks in
-// [mint, maxt], sorted by labels. The caller holds a reader reference.
-func (b *Block) selectSeries(ctx context.Context, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+// selectSeries returns the block's series matching ms with samples in
+// [mint, maxt] not deleted by tombs, sorted by labels. The caller holds a
+// reader reference.
+func (b *Block) selectSeries(ctx context.Context, tombs tombstones.Reader, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
 	p, err := index.PostingsForMatchers(b.index, ms...)
 	if err != nil {
 		return errSeriesSet{fmt.Errorf("tsdb: select block %s: %w", b.meta.ULID, err)}
 	}
 	// Postings are in series-reference order, which for an index file is
 	// label order: no sorting needed.
-	return &blockSeriesSet{ctx: ctx, b: b, p: p, mint: mint, maxt: maxt, builder: labels.NewScratchBuilder(16)}
+	return &blockSeriesSet{ctx: ctx, b: b, tombs: tombs, p: p, mint: mint, maxt: maxt, builder: labels.NewScratchBuilder(16)}
 }
 
 func (s *blockSeriesSet) Next() bool {
@@ -311,7 +332,7 @@ func (s *blockSeriesSet) Next() bool {
 		if len(chks) == 0 {
 			continue
 		}
-		itvs, err := s.b.tombs.Get(ref)
+		itvs, err := s.tombs.Get(ref)
 		if err != nil {
 			s.err = fmt.Errorf("tsdb: block %s: tombstones: %w", s.b.dir, err)
 			return false

@@ -255,7 +255,7 @@ func (db *DB) compactHead(ctx context.Context) error {
 	meta := BlockMeta{ULID: newULID(), MinTime: maxt - r, MaxTime: maxt}
 	meta.Compaction.Level = 1
 	meta.Compaction.Sources = []ulid.ULID{meta.ULID}
-	ss := h.selectSeries(ctx, nil, nil, meta.MinTime, maxt-1, nil)
+	ss := h.selectSeries(ctx, nil, nil, h.tombstones(), meta.MinTime, maxt-1, nil)
 	written, err := writeBlock(db.fs, db.dir, meta, ss, h.samplesPerChunk)
 	if err != nil {
 		return err
@@ -411,7 +411,7 @@ func (db *DB) compactGroup(ctx context.Context, group []BlockMeta) error {
 		meta.Compaction.Level = max(meta.Compaction.Level, m.Compaction.Level+1)
 		meta.Compaction.Sources = append(meta.Compaction.Sources, m.Compaction.Sources...)
 		meta.Compaction.Parents = append(meta.Compaction.Parents, BlockDesc{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime})
-		sets[i] = b.selectSeries(ctx, m.MinTime, m.MaxTime-1, nil)
+		sets[i] = b.selectSeries(ctx, b.tombstones(), m.MinTime, m.MaxTime-1, nil)
 	}
 	slices.SortFunc(meta.Compaction.Sources, func(a, b ulid.ULID) int { return a.Compare(b) })
 	meta.Compaction.Sources = slices.Compact(meta.Compaction.Sources)

@@ -97,6 +97,9 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks(), db.releaseLock())
 		}
 	}
+	if err := db.resumeDelete(context.Background()); err != nil {
+		return nil, errors.Join(err, db.closeWAL(), db.closeBlocks(), db.releaseLock())
+	}
 	db.head.onCommit = db.maybeCompact
 	ctx, cancel := context.WithCancel(context.Background())
 	db.cancel = cancel
@@ -115,6 +118,13 @@ func createDir(fsys vfs.FS, dir string) error {
 		return err
 	}
 	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+}
+
+func (db *DB) closeWAL() error {
+	if w := db.head.wal; w != nil {
+		return w.Close()
+	}
+	return nil
 }
 
 func (db *DB) releaseLock() error {
@@ -157,7 +167,33 @@ func (db *DB) loadBlocks() error {
 		db.blocks = append(db.blocks, b)
 	}
 	db.sortBlocks()
-	return nil
+	if db.readOnly {
+		return nil
+	}
+	return db.removeReplacedBlocks()
+}
+
+// removeReplacedBlocks deletes blocks that another block lists as its
+// parent: a compaction or CleanTombstones wrote the replacement but a
+// crash came before it deleted them.
+func (db *DB) removeReplacedBlocks() error {
+	parents := map[ulid.ULID]bool{}
+	for _, b := range db.blocks {
+		for _, p := range b.meta.Compaction.Parents {
+			parents[p.ULID] = true
+		}
+	}
+	var gone []BlockMeta
+	for _, b := range db.blocks {
+		if parents[b.meta.ULID] {
+			gone = append(gone, b.meta)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	db.logger.Info("tsdb: removing blocks already replaced by their compaction", "blocks", len(gone))
+	return db.deleteBlocks(gone)
 }
 
 func (db *DB) sortBlocks() {

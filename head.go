@@ -54,6 +54,11 @@ type Head struct {
 	wal        *wlog.WL
 	walScratch sync.Pool
 
+	// tombs are the deletion intervals (delete.go); tombsMu serializes
+	// their replacement.
+	tombs   atomic.Pointer[headTombstones]
+	tombsMu sync.Mutex
+
 	// onCommit, if set (by the DB, before use), is called after each
 	// commit: it wakes compaction when the head is due.
 	onCommit func()

@@ -9,6 +9,7 @@ import (
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/index"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // ctxCheckInterval is how many series a select handles between two checks
@@ -20,7 +21,7 @@ const ctxCheckInterval = 128
 // [mint, maxt] visible to snap, sorted by labels. owner is kept reachable by
 // the returned set (it is the Querier whose snapshot snap is, so that the
 // snapshot cannot be released by a cleanup while the set is in use).
-func (h *Head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+func (h *Head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, tombs *headTombstones, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
 	if mint > h.MaxTime() || maxt < h.MinTime() {
 		// Nothing committed in range. A commit in flight may be extending
 		// the range right now, but its samples are not visible to snap, and
@@ -48,7 +49,7 @@ func (h *Head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, 
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", err)}
 	}
 	slices.SortFunc(series, func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) })
-	return &headSeriesSet{ctx: ctx, owner: owner, snap: snap, mint: mint, maxt: maxt, series: series}
+	return &headSeriesSet{ctx: ctx, owner: owner, snap: snap, tombs: tombs, mint: mint, maxt: maxt, series: series}
 }
 
 // headSeriesSet iterates head series, capturing each one's data under its
@@ -57,6 +58,7 @@ type headSeriesSet struct {
 	ctx        context.Context
 	owner      any // keeps the Querier (and so snap) alive
 	snap       *readSnapshot
+	tombs      *headTombstones
 	mint, maxt int64
 	series     []*memSeries
 	i          int
@@ -75,7 +77,9 @@ func (ss *headSeriesSet) Next() bool {
 		}
 		s := ss.series[ss.i]
 		ss.i++
-		if hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf); hs != nil {
+		deleted := ss.tombs.get(s.ref)
+		if hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf); hs != nil && !coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+			hs.deleted = deleted
 			ss.cur = hs
 			return true
 		}
@@ -100,6 +104,7 @@ type headSeries struct {
 	lset       labels.Labels
 	chunks     []capturedChunk
 	invisible  []uint64 // sample indices hidden from the read, ascending
+	deleted    tombstones.Intervals
 	mint, maxt int64
 }
 
@@ -243,7 +248,7 @@ func (it *headIterator) Next() bool {
 		if it.t > it.s.maxt {
 			break
 		}
-		if it.t < it.s.mint || it.hidden() {
+		if it.t < it.s.mint || it.hidden() || it.s.deleted.Contains(it.t) {
 			continue
 		}
 		it.valid = true

@@ -46,6 +46,7 @@ func (h *Head) truncate(mint int64) {
 		h.postings.Delete(refs)
 		h.numSeries.Add(-int64(len(refs)))
 	}
+	h.truncateTombstones(mint)
 	// The head's range now starts at mint at the earliest.
 	for {
 		cur := h.minTime.Load()

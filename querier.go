@@ -11,6 +11,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // Querier reads the DB as of the moment it was created: it sees exactly the
@@ -55,9 +56,13 @@ type Series interface {
 // querier is the DB's Querier. It owns one read snapshot and a reader
 // reference on each block it reads.
 type querier struct {
-	head       *Head
-	blocks     []*Block // oldest first
-	headMint   int64    // the head is read from here on; blocks hold the rest
+	head   *Head
+	blocks []*Block // oldest first
+	// Deletion intervals as of the querier's creation: a later Delete does
+	// not change what it returns.
+	blockTombs []tombstones.Reader
+	headTombs  *headTombstones
+	headMint   int64 // the head is read from here on; blocks hold the rest
 	mint, maxt int64
 	// snap registers the read (compaction waits for it before truncating
 	// the head). visible is snap with isolation on, nil with it off.
@@ -78,7 +83,11 @@ type leakInfo struct {
 }
 
 func newQuerier(h *Head, blocks []*Block, headMint int64, logger *slog.Logger, mint, maxt int64, track bool) *querier {
-	q := &querier{head: h, blocks: blocks, headMint: headMint, mint: mint, maxt: maxt, snap: h.iso.snapshot()}
+	q := &querier{head: h, blocks: blocks, headMint: headMint, mint: mint, maxt: maxt, snap: h.iso.snapshot(), headTombs: h.tombstones()}
+	q.blockTombs = make([]tombstones.Reader, len(blocks))
+	for i, b := range blocks {
+		q.blockTombs[i] = b.tombstones()
+	}
 	if h.isolationOn {
 		q.visible = q.snap
 	}
@@ -126,11 +135,11 @@ func (q *querier) Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet {
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", ErrClosed)}
 	}
 	sets := make([]SeriesSet, 0, len(q.blocks)+1)
-	for _, b := range q.blocks {
-		sets = append(sets, b.selectSeries(ctx, q.mint, q.maxt, ms))
+	for i, b := range q.blocks {
+		sets = append(sets, b.selectSeries(ctx, q.blockTombs[i], q.mint, q.maxt, ms))
 	}
 	if hmint := max(q.mint, q.headMint); hmint <= q.maxt {
-		sets = append(sets, q.head.selectSeries(ctx, q, q.visible, hmint, q.maxt, ms))
+		sets = append(sets, q.head.selectSeries(ctx, q, q.visible, q.headTombs, hmint, q.maxt, ms))
 	}
 	return &keepAlive{SeriesSet: mergeSeriesSets(sets), owner: q}
 }

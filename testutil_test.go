@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,4 +94,20 @@ func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
 // slogTo returns a logger writing text to w.
 func slogTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// requireSameSamples compares two query results bit by bit (NaN included).
+func requireSameSamples(t testing.TB, want, got map[string][]sample) {
+	t.Helper()
+	require.Equal(t, len(want), len(got), "number of series")
+	for key, w := range want {
+		g, ok := got[key]
+		require.True(t, ok, "series %s missing", key)
+		require.Equal(t, len(w), len(g), "samples of %s", key)
+		for i := range w {
+			if w[i].T != g[i].T || math.Float64bits(w[i].V) != math.Float64bits(g[i].V) {
+				t.Fatalf("%s sample %d: got %v, want %v", key, i, g[i], w[i])
+			}
+		}
+	}
 }

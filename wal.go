@@ -15,6 +15,7 @@ import (
 
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 	"github.com/isotsdb/tsdb/wlog"
 )
@@ -189,6 +190,7 @@ func (h *Head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 		return err
 	}
 	rp.flush()
+	h.addTombstones(rp.tombs)
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
 		"from_segment", from, "duration", time.Since(start))
 	return nil
@@ -210,6 +212,8 @@ type replayer struct {
 	// dups maps a series ref that a record defined again under other
 	// labels-identical ref to the ref the head uses.
 	dups map[uint64]uint64
+	// tombs collects the deletions of Tombstones records.
+	tombs map[SeriesRef]tombstones.Intervals
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
 	lastProgress              time.Time
@@ -220,7 +224,7 @@ const replayBatch = 5000
 
 func newReplayer(h *Head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
-	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, lastProgress: time.Now(),
+	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
 		free: make(chan []record.RefSample, 8*n)}
 	rp.shards = make([]chan []record.RefSample, n)
 	rp.pending = make([][]record.RefSample, n)
@@ -299,9 +303,23 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				}
 			}
 			rp.putBatch(batch)
+		case record.Tombstones:
+			stones, err := rp.dec.Tombstones(rec, nil)
+			if err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			for _, st := range stones {
+				ref := st.Ref
+				if d, ok := rp.dups[ref]; ok {
+					ref = d
+				}
+				for _, iv := range st.Intervals {
+					rp.tombs[SeriesRef(ref)] = rp.tombs[SeriesRef(ref)].Add(iv)
+				}
+			}
 		default:
-			// Tombstones, exemplars, histograms, metadata, ...: not used by
-			// this version. Never mis-read: counted and skipped.
+			// Exemplars, histograms, metadata, ...: not used by this
+			// version. Never mis-read: counted and skipped.
 			rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()
 		}
 		if time.Since(rp.lastProgress) > 5*time.Second {

@@ -1,0 +1,366 @@
+package tsdb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/tombstones"
+)
+
+// Deletion.
+//
+// Delete marks time ranges of series deleted: in each block they overlap
+// (its tombstones file, rewritten atomically) and in the head (in memory,
+// made durable by a Tombstones record in the WAL). Queries never return
+// deleted samples; head compaction leaves them out of the block it writes
+// and CleanTombstones rewrites blocks without them.
+//
+// A Delete touches several files, so it first writes its request to a
+// small intent file in the data directory; Open applies a leftover intent
+// again (deleting twice is the same as once). A crash therefore leaves the
+// DB with the delete done entirely or not at all.
+//
+// A Querier sees the deletions made before it was created: it keeps the
+// tombstones it started with, like the rest of its snapshot.
+
+// ErrInvalidDelete is returned for a Delete without matchers.
+var ErrInvalidDelete = errors.New("tsdb: delete needs at least one matcher")
+
+// deleteIntentFile holds a Delete in progress.
+const deleteIntentFile = "delete-intent.json"
+
+// deleteIntent is the intent file's contents.
+type deleteIntent struct {
+	Mint     int64         `json:"mint"`
+	Maxt     int64         `json:"maxt"`
+	Matchers []intentMatch `json:"matchers"`
+}
+
+type intentMatch struct {
+	Type  labels.MatchType `json:"type"`
+	Name  string           `json:"name"`
+	Value string           `json:"value"`
+}
+
+// headTombstones are the head's deletion intervals. A value is never
+// modified: Delete and truncation install a new one.
+type headTombstones struct {
+	m map[SeriesRef]tombstones.Intervals
+}
+
+// get returns the intervals of series ref (nil-safe).
+func (t *headTombstones) get(ref SeriesRef) tombstones.Intervals {
+	if t == nil {
+		return nil
+	}
+	return t.m[ref]
+}
+
+// tombstones returns the head's current deletion intervals, nil if none.
+func (h *Head) tombstones() *headTombstones { return h.tombs.Load() }
+
+// addTombstones installs the head's intervals plus add.
+func (h *Head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
+	if len(add) == 0 {
+		return
+	}
+	h.tombsMu.Lock()
+	defer h.tombsMu.Unlock()
+	next := &headTombstones{m: map[SeriesRef]tombstones.Intervals{}}
+	if cur := h.tombs.Load(); cur != nil {
+		for ref, itvs := range cur.m {
+			next.m[ref] = itvs
+		}
+	}
+	for ref, itvs := range add {
+		cur := next.m[ref]
+		for _, iv := range itvs {
+			cur = cur.Add(iv)
+		}
+		next.m[ref] = cur
+	}
+	h.tombs.Store(next)
+}
+
+// truncateTombstones drops intervals that end before mint and those of
+// series no longer in the head.
+func (h *Head) truncateTombstones(mint int64) {
+	h.tombsMu.Lock()
+	defer h.tombsMu.Unlock()
+	cur := h.tombs.Load()
+	if cur == nil {
+		return
+	}
+	next := &headTombstones{m: map[SeriesRef]tombstones.Intervals{}}
+	for ref, itvs := range cur.m {
+		if h.series.getByRef(ref) == nil {
+			continue
+		}
+		var keep tombstones.Intervals
+		for _, iv := range itvs {
+			if iv.Maxt >= mint {
+				keep = append(keep, iv)
+			}
+		}
+		if len(keep) > 0 {
+			next.m[ref] = keep
+		}
+	}
+	if len(next.m) == 0 {
+		next = nil
+	}
+	h.tombs.Store(next)
+}
+
+// Delete marks the samples in [mint, maxt] of the series matching all of
+// ms as deleted. Queriers created after it returns never see them.
+func (db *DB) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matcher) error {
+	if len(ms) == 0 {
+		return ErrInvalidDelete
+	}
+	if mint > maxt {
+		return fmt.Errorf("%w: mint %d > maxt %d", ErrInvalidTimeRange, mint, maxt)
+	}
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	db.cmtx.Lock()
+	defer db.cmtx.Unlock()
+	if db.isClosed() {
+		return ErrClosed
+	}
+	in := deleteIntent{Mint: mint, Maxt: maxt}
+	for _, m := range ms {
+		in.Matchers = append(in.Matchers, intentMatch{Type: m.Type, Name: m.Name, Value: m.Value})
+	}
+	if err := db.writeIntent(&in); err != nil {
+		return fmt.Errorf("tsdb: delete: %w", err)
+	}
+	if err := db.applyDelete(ctx, mint, maxt, ms); err != nil {
+		return fmt.Errorf("tsdb: delete: %w", err)
+	}
+	return db.removeIntent()
+}
+
+func (db *DB) writeIntent(in *deleteIntent) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(db.dir, deleteIntentFile)
+	tmp := path + ".tmp"
+	f, err := db.fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if err := f.Sync(); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := db.fs.Rename(tmp, path); err != nil {
+		return err
+	}
+	return db.fs.SyncDir(db.dir)
+}
+
+func (db *DB) removeIntent() error {
+	if err := db.fs.Remove(filepath.Join(db.dir, deleteIntentFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("tsdb: delete: remove intent: %w", err)
+	}
+	return db.fs.SyncDir(db.dir)
+}
+
+// resumeDelete applies a Delete that a crash interrupted. Called by Open.
+func (db *DB) resumeDelete(ctx context.Context) error {
+	f, err := db.fs.Open(filepath.Join(db.dir, deleteIntentFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var in deleteIntent
+	err = json.NewDecoder(f).Decode(&in)
+	_ = f.Close()
+	if err != nil {
+		// Never completely written, hence never acted upon.
+		db.logger.Warn("tsdb: dropping unreadable delete intent", "err", err)
+		return db.removeIntent()
+	}
+	var ms []*labels.Matcher
+	for _, m := range in.Matchers {
+		lm, err := labels.NewMatcher(m.Type, m.Name, m.Value)
+		if err != nil {
+			return fmt.Errorf("tsdb: delete intent: %w", err)
+		}
+		ms = append(ms, lm)
+	}
+	db.logger.Info("tsdb: completing a delete interrupted by a crash", "mint", in.Mint, "maxt", in.Maxt)
+	if err := db.applyDelete(ctx, in.Mint, in.Maxt, ms); err != nil {
+		return fmt.Errorf("tsdb: resume delete: %w", err)
+	}
+	return db.removeIntent()
+}
+
+// applyDelete writes the tombstones of a delete to every block it touches
+// and to the head's WAL, then installs them all at once for new queriers.
+func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Matcher) error {
+	type blockTombs struct {
+		b    *Block
+		t    *tombstones.MemTombstones
+		size int64
+	}
+	var updates []blockTombs
+	blocks := db.acquireBlocks(func(b *Block) bool { return b.overlaps(mint, maxt) })
+	defer releaseBlocks(blocks)
+	for _, b := range blocks {
+		t, changed, err := blockDeletions(ctx, b, mint, maxt, ms)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			continue
+		}
+		size, err := tombstones.WriteFile(db.fs, b.dir, t)
+		if err != nil {
+			return fmt.Errorf("block %s: %w", b.dir, err)
+		}
+		updates = append(updates, blockTombs{b, t, size})
+	}
+
+	h := db.head
+	add := map[SeriesRef]tombstones.Intervals{}
+	p, err := index.PostingsForMatchers(h.postings, ms...)
+	if err != nil {
+		return err
+	}
+	var stones []record.Stone
+	for p.Next() {
+		s := h.series.getByRef(SeriesRef(p.At()))
+		if s == nil {
+			continue
+		}
+		iv := tombstones.Interval{Mint: mint, Maxt: maxt}
+		add[s.ref] = tombstones.Intervals{iv}
+		stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	if h.wal != nil && len(stones) > 0 {
+		var enc record.Encoder
+		if err := h.wal.Log(enc.Tombstones(stones, nil)); err != nil {
+			return fmt.Errorf("%w: %w", ErrWAL, err)
+		}
+	}
+
+	// Install everything at once: a querier is created under db.mu and
+	// takes either all of the new tombstones or none.
+	db.mu.Lock()
+	for _, u := range updates {
+		u.b.setTombstones(u.t, u.size)
+	}
+	h.addTombstones(add)
+	db.mu.Unlock()
+	return nil
+}
+
+// blockDeletions returns b's tombstones plus [mint, maxt] for each series
+// matching ms with data in that range, and whether that changed anything.
+func blockDeletions(ctx context.Context, b *Block, mint, maxt int64, ms []*labels.Matcher) (*tombstones.MemTombstones, bool, error) {
+	out := tombstones.NewMemTombstones()
+	if err := b.tombstones().Iter(func(ref uint64, ivs tombstones.Intervals) error {
+		out.AddInterval(ref, ivs...)
+		return nil
+	}); err != nil {
+		return nil, false, err
+	}
+	p, err := index.PostingsForMatchers(b.index, ms...)
+	if err != nil {
+		return nil, false, err
+	}
+	var (
+		builder = labels.NewScratchBuilder(16)
+		metas   []index.ChunkMeta
+		changed bool
+	)
+	iv := tombstones.Interval{Mint: max(mint, b.meta.MinTime), Maxt: min(maxt, b.meta.MaxTime-1)}
+	for n := 0; p.Next(); n++ {
+		if n%ctxCheckInterval == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, false, err
+			}
+		}
+		ref := p.At()
+		if err := b.index.Series(ref, &builder, &metas); err != nil {
+			return nil, false, fmt.Errorf("block %s: series %d: %w", b.dir, ref, err)
+		}
+		for _, m := range metas {
+			if m.MaxTime >= mint && m.MinTime <= maxt {
+				if cur, _ := out.Get(ref); !coversAll(cur, iv.Mint, iv.Maxt) {
+					out.AddInterval(ref, iv)
+					changed = true
+				}
+				break
+			}
+		}
+	}
+	return out, changed, p.Err()
+}
+
+// CleanTombstones rewrites every block that has deletions without the
+// deleted data, under a new ULID, and removes the old block (once its last
+// reader is done). Queries return the same before and after. A crash
+// leaves either block; Open removes a block whose replacement is complete.
+func (db *DB) CleanTombstones() error {
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	db.cmtx.Lock()
+	defer db.cmtx.Unlock()
+	if db.isClosed() {
+		return ErrClosed
+	}
+	for _, m := range db.Blocks() {
+		blocks := db.acquireBlocks(func(b *Block) bool { return b.meta.ULID == m.ULID })
+		if len(blocks) == 0 {
+			continue
+		}
+		b := blocks[0]
+		tombs := b.tombstones()
+		if tombs.Total() == 0 {
+			releaseBlocks(blocks)
+			continue
+		}
+		meta := BlockMeta{ULID: newULID(), MinTime: m.MinTime, MaxTime: m.MaxTime}
+		meta.Compaction = m.Compaction
+		meta.Compaction.Parents = []BlockDesc{{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime}}
+		ss := b.selectSeries(context.Background(), tombs, m.MinTime, m.MaxTime-1, nil)
+		written, err := writeBlock(db.fs, db.dir, meta, ss, db.head.samplesPerChunk)
+		releaseBlocks(blocks)
+		if err != nil {
+			return fmt.Errorf("tsdb: clean tombstones of %s: %w", m.ULID, err)
+		}
+		if written {
+			if err := db.loadNewBlock(meta.ULID); err != nil {
+				return err
+			}
+		}
+		if err := db.deleteBlocks([]BlockMeta{m}); err != nil {
+			return fmt.Errorf("tsdb: clean tombstones of %s: %w", m.ULID, err)
+		}
+	}
+	return nil
+}

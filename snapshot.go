@@ -1,0 +1,148 @@
+package tsdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// ErrInvalidSnapshotDir is returned by Snapshot for a directory that is not
+// empty or lies inside the data directory.
+var ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
+
+// Snapshot writes a consistent copy of the DB into dir while it keeps
+// taking writes. dir must not exist or be empty, and must lie outside the
+// data directory. Blocks are hard-linked (copied where links fail). With
+// withHead, the head's data as of the call, commits seen whole or not at
+// all like any query, is written as one more block. The copy opens as a DB
+// of its own. It is built in a temporary sibling directory and renamed to
+// dir at the end, so a crash leaves either no snapshot or a whole one.
+func (db *DB) Snapshot(dir string, withHead bool) error {
+	absData, err1 := filepath.Abs(db.dir)
+	absDir, err2 := filepath.Abs(dir)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(absData, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w: %s is inside the data directory", ErrInvalidSnapshotDir, dir)
+	}
+	dirExists := false
+	if ents, err := db.fs.ReadDir(dir); err == nil {
+		if len(ents) > 0 {
+			return fmt.Errorf("%w: %s is not empty", ErrInvalidSnapshotDir, dir)
+		}
+		dirExists = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("tsdb: snapshot: %w", err)
+	}
+
+	// Take the head's snapshot first: the copy holds every commit that
+	// completed before the call.
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	qr := q.(*querier)
+
+	parent := filepath.Dir(filepath.Clean(dir))
+	tmp := filepath.Join(parent, tmpPrefix+filepath.Base(dir)+"-"+newULID().String())
+	if err := db.fs.MkdirAll(tmp, 0o777); err != nil {
+		return fmt.Errorf("tsdb: snapshot: %w", err)
+	}
+	if err := db.snapshotInto(tmp, qr, withHead); err != nil {
+		return errors.Join(fmt.Errorf("tsdb: snapshot: %w", err), db.fs.RemoveAll(tmp))
+	}
+	if dirExists {
+		if err := db.fs.Remove(dir); err != nil {
+			return errors.Join(fmt.Errorf("tsdb: snapshot: %w", err), db.fs.RemoveAll(tmp))
+		}
+	}
+	if err := db.fs.Rename(tmp, dir); err != nil {
+		return errors.Join(fmt.Errorf("tsdb: snapshot: %w", err), db.fs.RemoveAll(tmp))
+	}
+	return db.fs.SyncDir(parent)
+}
+
+func (db *DB) snapshotInto(tmp string, q *querier, withHead bool) error {
+	for i, b := range q.blocks {
+		dst := filepath.Join(tmp, b.meta.ULID.String())
+		if err := linkTree(db.fs, b.dir, dst); err != nil {
+			return fmt.Errorf("block %s: %w", b.meta.ULID, err)
+		}
+		// The block's tombstones as the snapshot saw them.
+		if _, err := tombstones.WriteFile(db.fs, dst, q.blockTombs[i]); err != nil {
+			return err
+		}
+	}
+	if withHead {
+		h := db.head
+		mint, maxt := max(h.MinTime(), q.headMint), h.MaxTime()
+		if mint <= maxt {
+			meta := BlockMeta{ULID: newULID(), MinTime: mint, MaxTime: maxt + 1}
+			meta.Compaction.Level = 1
+			meta.Compaction.Sources = []ulid.ULID{meta.ULID}
+			ss := h.selectSeries(context.Background(), q, q.visible, q.headTombs, mint, maxt, nil)
+			if _, err := writeBlock(db.fs, tmp, meta, ss, h.samplesPerChunk); err != nil {
+				return fmt.Errorf("head: %w", err)
+			}
+		}
+	}
+	return db.fs.SyncDir(tmp)
+}
+
+// linkTree hard-links every file below src into dst (created), copying
+// where a link fails, and syncs the directories it creates.
+func linkTree(fsys vfs.FS, src, dst string) error {
+	if err := fsys.MkdirAll(dst, 0o777); err != nil {
+		return err
+	}
+	ents, err := fsys.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if e.IsDir() {
+			if err := linkTree(fsys, s, d); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fsys.Link(s, d); err != nil {
+			if err := copyFile(fsys, s, d); err != nil {
+				return err
+			}
+		}
+	}
+	return fsys.SyncDir(dst)
+}
+
+func copyFile(fsys vfs.FS, src, dst string) error {
+	in, err := fsys.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := fsys.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		return errors.Join(err, out.Close())
+	}
+	if err := out.Sync(); err != nil {
+		return errors.Join(err, out.Close())
+	}
+	return out.Close()
+}
