@@ -264,6 +264,11 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 		if err := h.wal.Log(enc.Tombstones(stones, nil)); err != nil {
 			return fmt.Errorf("%w: %w", ErrWAL, err)
 		}
+		// Durable before the intent goes: whatever the fsync policy, a
+		// completed Delete survives a crash.
+		if err := h.wal.Sync(); err != nil {
+			return fmt.Errorf("%w: %w", ErrWAL, err)
+		}
 	}
 
 	// Install everything at once: a querier is created under db.mu and
