@@ -207,7 +207,13 @@ func (h *Head) compactable() bool {
 
 // Compact writes every head range that is due into a block, truncates the
 // head, compacts blocks into larger ranges and applies retention. It is
-// safe to call at any time; compactions are serialized.
+// safe to call at any time; compactions are serialized. The DB also
+// compacts in the background, so calling it is optional.
+//
+// Before truncating the head, Compact waits until every Querier created
+// before the new block was published is closed (those may still read the
+// range from the head), or ctx is done: do not hold an open Querier on the
+// goroutine that calls Compact with a context that never ends.
 func (db *DB) Compact(ctx context.Context) error {
 	db.cmtx.Lock()
 	defer db.cmtx.Unlock()

@@ -7,6 +7,16 @@
 // use and query latencies, and checks that reads running during writes see
 // whole commits only. Run it from the repository root (go run ./cmd/tsdb
 // bench write) so that the default --series-file is found.
+//
+// The inspection commands look at a data directory without changing it
+// (no lock, nothing written), even while another process has it open:
+//
+//	tsdb ls DIR                  blocks, head and WAL
+//	tsdb analyze DIR [BLOCK]     cardinality of a block or of the head
+//	tsdb dump DIR [--match SEL]  samples as "{labels} value timestamp"
+//	tsdb check DIR               offline consistency check; exit code 1 on damage
+//
+// A directory that is not a database makes them fail with exit code 1.
 package main
 
 import (
@@ -73,6 +83,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	benchWriteCmd.Flag("memprofile", "Write a heap profile taken after the ingestion to this file.").
 		StringVar(&cfg.memProfile)
 
+	lsCmd := app.Command("ls", "List the blocks of a data directory and summarize its head and WAL (read-only).")
+	lsDir := lsCmd.Arg("dir", "Data directory.").Required().String()
+
+	analyzeCmd := app.Command("analyze", "Report the cardinality of a block or of the head: label names by values, "+
+		"metrics by series, label pairs by series, churn (read-only).")
+	var acfg analyzeConfig
+	analyzeCmd.Arg("dir", "Data directory.").Required().StringVar(&acfg.dir)
+	analyzeCmd.Arg("block", `Block ULID, or "head". Default: the newest block, or the head if there is no block.`).StringVar(&acfg.block)
+	analyzeCmd.Flag("limit", "Entries per list.").Default("20").IntVar(&acfg.limit)
+
+	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines (read-only).")
+	var dcfg dumpConfig
+	dumpCmd.Arg("dir", "Data directory.").Required().StringVar(&dcfg.dir)
+	dumpCmd.Flag("match", "Series selector, e.g. 'up{job=\"api\"}' (repeatable: series matching any). Default: every series.").
+		StringsVar(&dcfg.matches)
+	dumpCmd.Flag("min-time", "Start of the range (inclusive): milliseconds since the epoch or RFC 3339.").
+		Default(minTimeFlag).SetValue(timeValue{&dcfg.minTime})
+	dumpCmd.Flag("max-time", "End of the range (inclusive): milliseconds since the epoch or RFC 3339.").
+		Default(maxTimeFlag).SetValue(timeValue{&dcfg.maxTime})
+
+	checkCmd := app.Command("check", "Check every block and the WAL offline for damage and inconsistencies (read-only); "+
+		"exit code 1 on any error.")
+	checkDir := checkCmd.Arg("dir", "Data directory.").Required().String()
+
 	cmd, err := app.Parse(args)
 	if errors.Is(err, kingpin.ErrCommandNotSpecified) {
 		return exitUsage // kingpin printed the usage
@@ -87,6 +121,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case benchWriteCmd.FullCommand():
 		return runBenchWrite(ctx, cfg, stdout, stderr)
+	case lsCmd.FullCommand():
+		return runLs(*lsDir, stdout, stderr)
+	case analyzeCmd.FullCommand():
+		return runAnalyze(ctx, acfg, stdout, stderr)
+	case dumpCmd.FullCommand():
+		return runDump(ctx, dcfg, stdout, stderr)
+	case checkCmd.FullCommand():
+		return runCheck(*checkDir, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "tsdb: unknown command %q (try --help)\n", cmd)
 	return exitUsage
