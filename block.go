@@ -384,7 +384,7 @@ func (s *blockSeries) Labels() labels.Labels { return s.lset }
 
 func (s *blockSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	it, ok := reuse.(*blockIterator)
-	if !ok {
+	if !ok || it == nil {
 		it = &blockIterator{}
 	}
 	*it = blockIterator{s: s, ci: -1, it: it.it}

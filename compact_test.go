@@ -110,7 +110,14 @@ func TestCompactionRoundTrip(t *testing.T) {
 	for _, b := range blocks {
 		levels = append(levels, b.Compaction.Level)
 	}
-	t.Logf("blocks: %d, levels %v, head series %d", len(blocks), levels, db.Head().NumSeries())
+	var bytes int64
+	var samples uint64
+	for i, sz := range db.blockSizes() {
+		bytes += sz
+		samples += blocks[i].Stats.NumSamples
+	}
+	t.Logf("blocks: %d, levels %v, head series %d; blocks hold %d samples in %d bytes: %.2f bytes/sample",
+		len(blocks), levels, db.Head().NumSeries(), samples, bytes, float64(bytes)/float64(samples))
 	require.Equal(t, int64(0), blocks[0].MinTime)
 	require.Equal(t, 6*time.Hour.Milliseconds(), blocks[0].MaxTime-blocks[0].MinTime, "first 6h compacted")
 	require.Equal(t, 2, blocks[0].Compaction.Level)

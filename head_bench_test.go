@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -139,13 +140,12 @@ func BenchmarkQueryHead(b *testing.B) {
 				q, err := db.Querier(math.MinInt64, math.MaxInt64)
 				require.NoError(b, err)
 				ss := q.Select(ctx, m)
-				var it = (*headIterator)(nil)
+				var it chunks.Iterator
 				for ss.Next() {
-					sit := ss.At().Iterator(it)
-					for sit.Next() {
+					it = ss.At().Iterator(it)
+					for it.Next() {
 						samples++
 					}
-					it, _ = sit.(*headIterator)
 				}
 				require.NoError(b, ss.Err())
 				require.NoError(b, q.Close())

@@ -176,7 +176,7 @@ func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	it, ok := reuse.(*headIterator)
-	if !ok {
+	if !ok || it == nil {
 		it = &headIterator{}
 	}
 	it.reset(hs)
