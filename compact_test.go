@@ -3,6 +3,7 @@ package tsdb
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -317,4 +318,74 @@ func TestRetention(t *testing.T) {
 			})
 		})
 	}
+}
+
+// headChunks counts the head's chunks and their time range.
+func headChunks(h *Head) (n int, mint int64) {
+	mint = math.MaxInt64
+	for i := range h.series.stripes {
+		st := &h.series.stripes[i]
+		st.mu.RLock()
+		for _, s := range st.byRef {
+			s.mu.Lock()
+			n += len(s.chunks)
+			if len(s.chunks) > 0 {
+				mint = min(mint, s.chunks[0].minTime)
+			}
+			s.mu.Unlock()
+		}
+		st.mu.RUnlock()
+	}
+	return n, mint
+}
+
+// TestHeadBoundedByWindow is acceptance 2 of the blocks: over 24 hours of
+// scrapes, compacting as the background loop would, the head never holds
+// more than its window (1.5 block ranges plus the chunk being written),
+// however much data has gone by. The heap before and after each truncation
+// is logged for the record.
+func TestHeadBoundedByWindow(t *testing.T) {
+	n := 1000
+	if raceEnabled {
+		n = 200
+	}
+	lsets := loadSeries(t, n)
+	// The real filesystem: blocks are mapped, not on the heap, so the heap
+	// is the head's (plus the test's own series list).
+	db, err := Open(t.TempDir(), nil, nil, nil)
+	require.NoError(t, err)
+	defer db.Close()
+	refs := make([]SeriesRef, n)
+	var ms runtime.MemStats
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
+	}
+	const perBlock = 2 * 3600 / 15 // rounds per 2h
+	maxChunks := 0
+	for r := 0; r < 24*3600/15; r++ {
+		app := db.Appender(ctx)
+		for i, l := range lsets {
+			ref, err := app.Append(refs[i], l, int64(r)*15000, scrapeValue(i, r))
+			require.NoError(t, err)
+			refs[i] = ref
+		}
+		require.NoError(t, app.Commit())
+		if r%perBlock == perBlock-1 {
+			before := heap()
+			require.NoError(t, db.Compact(ctx))
+			chunks, mint := headChunks(db.Head())
+			maxChunks = max(maxChunks, chunks)
+			t.Logf("after %2dh: heap %6.1f MiB before compaction, %6.1f MiB after; head: %d chunks from %dh",
+				(r+1)/240, float64(before)/(1<<20), float64(heap())/(1<<20), chunks, mint/3600_000)
+			// The head keeps at most two block ranges after compaction
+			// (the newest full range plus the one being filled); a chunk
+			// holds 120 samples = 30 min.
+			require.LessOrEqual(t, int64(r+1)*15000-mint, 2*2*time.Hour.Milliseconds())
+			require.LessOrEqual(t, chunks, n*2*4+n, "chunks in the head")
+		}
+	}
+	require.Positive(t, maxChunks)
+	require.GreaterOrEqual(t, len(db.Blocks()), 3)
 }
