@@ -327,7 +327,17 @@ func (s *blockSeriesSet) Next() bool {
 			if m.MaxTime < s.mint || m.MinTime > s.maxt {
 				continue
 			}
-			chks = append(chks, chunkRef{ref: m.Ref, minTime: m.MinTime, maxTime: m.MaxTime})
+			c, err := s.b.chunks.Chunk(m.Ref)
+			if errors.Is(err, chunks.ErrUnknownEncoding) {
+				// Native histograms and other encodings written by newer
+				// Prometheus versions: skipped, never mis-read.
+				continue
+			}
+			if err != nil {
+				s.err = fmt.Errorf("tsdb: block %s: series %s: %w", s.b.dir, s.builder.Labels(), err)
+				return false
+			}
+			chks = append(chks, chunkRef{c: c, minTime: m.MinTime, maxTime: m.MaxTime})
 		}
 		if len(chks) == 0 {
 			continue
@@ -364,9 +374,9 @@ func coversAll(itvs tombstones.Intervals, mint, maxt int64) bool {
 	return false
 }
 
-// chunkRef locates a chunk of a block series.
+// chunkRef is a chunk of a block series, over the mapped file.
 type chunkRef struct {
-	ref              uint64
+	c                chunks.Chunk
 	minTime, maxTime int64
 }
 
@@ -408,13 +418,8 @@ func (it *blockIterator) nextChunk(ci int) bool {
 	if ci >= len(it.s.chunks) || it.s.chunks[ci].minTime > it.s.maxt {
 		return false
 	}
-	c, err := it.s.b.chunks.Chunk(it.s.chunks[ci].ref)
-	if err != nil {
-		it.err = fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err)
-		return false
-	}
 	it.ci = ci
-	it.it = c.Iterator(it.it)
+	it.it = it.s.chunks[ci].c.Iterator(it.it)
 	return true
 }
 
