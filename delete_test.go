@@ -316,4 +316,5 @@ func TestSnapshotBadInput(t *testing.T) {
 	require.ErrorIs(t, db.Snapshot("full", true), ErrInvalidSnapshotDir)
 	require.NoError(t, fsys.MkdirAll("empty", 0o777))
 	require.NoError(t, db.Snapshot("empty", true), "an empty directory is fine")
+	require.NoError(t, db.Snapshot(filepath.Join("data", "snapshots", "s1"), true), "data/snapshots/ is Prometheus's place for them")
 }

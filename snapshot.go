@@ -16,13 +16,18 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
+// snapshotsDirname is the directory inside the data directory that may hold
+// snapshots.
+const snapshotsDirname = "snapshots"
+
 // ErrInvalidSnapshotDir is returned by Snapshot for a directory that is not
 // empty or lies inside the data directory.
 var ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
 
 // Snapshot writes a consistent copy of the DB into dir while it keeps
 // taking writes. dir must not exist or be empty, and must lie outside the
-// data directory. Blocks are hard-linked (copied where links fail). With
+// data directory (except below its snapshots/ directory, Prometheus's
+// place for them). Blocks are hard-linked (copied where links fail). With
 // withHead, the head's data as of the call, commits seen whole or not at
 // all like any query, is written as one more block. The copy opens as a DB
 // of its own. It is built in a temporary sibling directory and renamed to
@@ -33,8 +38,11 @@ func (db *DB) Snapshot(dir string, withHead bool) error {
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	if rel, err := filepath.Rel(absData, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%w: %s is inside the data directory", ErrInvalidSnapshotDir, dir)
+	// Inside the data directory only under snapshots/, where Prometheus's
+	// admin API puts them (Open ignores that directory).
+	if rel, err := filepath.Rel(absData, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) &&
+		!strings.HasPrefix(rel, snapshotsDirname+string(filepath.Separator)) {
+		return fmt.Errorf("%w: %s is inside the data directory (only %s/ there is allowed)", ErrInvalidSnapshotDir, dir, snapshotsDirname)
 	}
 	dirExists := false
 	if ents, err := db.fs.ReadDir(dir); err == nil {

@@ -1,0 +1,37 @@
+// Package check is an offline consistency checker for isotsdb data
+// directories. It reads the files with the format packages (index, chunks,
+// tombstones, wlog, record) and never through a DB, takes no lock and
+// writes nothing, so it can look at a directory another process has open,
+// and a test can run it on every database it made (Dir after Close).
+//
+// For every block it checks:
+//
+//   - meta.json: parses, version 1, minTime < maxTime, its ULID is the
+//     directory's name, and its stats match what the block holds;
+//   - index: opens (header, TOC and the checksums of the symbol table and
+//     postings offset table), symbols sorted, every series entry decodes
+//     and verifies, series strictly sorted by labels, every postings list
+//     verifies and is strictly increasing, and the postings and the series
+//     agree: a series is in the list of each of its label pairs and in no
+//     other;
+//   - chunks: every chunk a series refers to resolves and its CRC verifies,
+//     its samples decode, strictly increase in time and lie inside the
+//     chunk's [minTime, maxTime] from the index and inside the block's
+//     [minTime, maxTime); the chunks of a series are sorted and do not
+//     overlap; every record of every segment file verifies, referenced or
+//     not;
+//   - tombstones: the file decodes and names series of the index.
+//
+// Blocks that overlap in time and leftover temporary directories are
+// reported as warnings.
+//
+// The WAL: the last checkpoint and every segment after it read to the end
+// and every record decodes. Damage after which no valid record follows in
+// the log is what a crash leaves at the tail while writing (a torn tail,
+// which the next open repairs) and is a warning; damage followed by valid
+// records means records were lost from the middle of the log and is an
+// error. Damage in a checkpoint is always an error.
+//
+// Every finding is a Problem naming the file (or directory), the byte
+// offset where known, and the series where relevant.
+package check

@@ -1,0 +1,224 @@
+package check
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/wlog"
+)
+
+// walCheck is the state of the check of a WAL.
+type walCheck struct {
+	c   *checker
+	sum *WALSummary
+	// known holds the series references defined so far (checkpoint
+	// first), to find samples of series never defined.
+	known map[uint64]struct{}
+
+	dec     record.Decoder
+	series  []record.RefSeries
+	samples []record.RefSample
+	stones  []record.Stone
+}
+
+// checkWAL checks the WAL in dir: the last checkpoint, then the segments
+// after it, as a replay would read them.
+func (c *checker) checkWAL(dir string) {
+	wc := &walCheck{c: c, sum: &c.rp.rep.WAL, known: map[uint64]struct{}{}}
+	wc.sum.Dir = dir
+	from := 0
+	switch cp, idx, err := wlog.LastCheckpoint(c.fs, dir); {
+	case err == nil:
+		wc.sum.Checkpoint = cp
+		wc.checkCheckpoint(cp)
+		from = idx + 1
+	case errors.Is(err, wlog.ErrNotFound):
+	default:
+		c.rp.errorf(dir, -1, "", err, "checkpoints cannot be listed")
+	}
+
+	segs, err := listWALSegments(c, dir)
+	if err != nil {
+		c.rp.errorf(dir, -1, "", err, "segments cannot be listed")
+		return
+	}
+	for i := 1; i < len(segs); i++ {
+		if segs[i] != segs[i-1]+1 {
+			c.rp.errorf(dir, -1, "", nil, "segments %d to %d are missing", segs[i-1]+1, segs[i]-1)
+		}
+	}
+	// Segments up to the checkpoint are leftovers a replay skips.
+	i, _ := slices.BinarySearch(segs, from)
+	segs = segs[i:]
+	if len(segs) == 0 {
+		return
+	}
+	if from > 0 && segs[0] > from {
+		c.rp.errorf(dir, -1, "", nil, "segments %d to %d, between the checkpoint and the first segment, are missing", from, segs[0]-1)
+	}
+	first, last := segs[0], segs[len(segs)-1]
+	wc.sum.FirstSegment, wc.sum.LastSegment = first, last
+	for start := first; start <= last; {
+		next, done := wc.readSegments(dir, start, last)
+		if done {
+			return
+		}
+		start = next
+	}
+}
+
+// checkCheckpoint reads every record of the checkpoint cp. Checkpoints are
+// published whole, so any damage is an error.
+func (wc *walCheck) checkCheckpoint(cp string) {
+	r, err := wlog.NewSegmentsReader(wc.c.fs, cp)
+	if err != nil {
+		wc.c.rp.errorf(cp, -1, "", err, "checkpoint does not open")
+		return
+	}
+	defer r.Close()
+	rd := wlog.NewReader(r)
+	wc.readRecords(rd, cp)
+	if err := rd.Err(); err != nil {
+		wc.c.rp.fromErr(Error, cp, -1, "", err, "checkpoint is damaged")
+	}
+}
+
+// readSegments reads segments [start, last] of dir until the end or the
+// first damage. It returns the segment to go on with after damage, or done.
+func (wc *walCheck) readSegments(dir string, start, last int) (next int, done bool) {
+	rp := wc.c.rp
+	r, err := wlog.NewSegmentsRangeReader(wc.c.fs, dir, start, last)
+	if err != nil {
+		rp.errorf(dir, -1, "", err, "segments do not open")
+		return 0, true
+	}
+	defer r.Close()
+	rd := wlog.NewReader(r)
+	wc.readRecords(rd, dir)
+	err = rd.Err()
+	var ce *wlog.CorruptionErr
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.As(err, &ce) && ce.Segment >= start:
+		path := wlog.SegmentName(dir, ce.Segment)
+		if wc.recordAfter(dir, ce.Segment, ce.Offset, last) {
+			rp.fromErr(Error, path, ce.Offset, "", err,
+				"damaged WAL data followed by valid records: the records from here to the end of the segment are lost")
+		} else {
+			rp.fromErr(Warning, path, ce.Offset, "", err,
+				"torn tail of the WAL (as a crash while writing leaves it): the next open cuts the log here")
+		}
+		return ce.Segment + 1, ce.Segment >= last
+	case errors.Is(err, wlog.ErrUnsupportedCompression):
+		rp.warnf(dir, -1, "", err, "the rest of the WAL cannot be checked")
+		return 0, true
+	}
+	rp.errorf(dir, -1, "", err, "WAL does not read")
+	return 0, true
+}
+
+// recordAfter reports whether a valid record follows offset off of
+// segment seg, in it or in a later segment up to last.
+func (wc *walCheck) recordAfter(dir string, seg int, off int64, last int) bool {
+	for s := seg; s <= last; s++ {
+		path := wlog.SegmentName(dir, s)
+		m, err := wc.c.fs.Map(path)
+		if err != nil {
+			continue
+		}
+		from := int64(-1)
+		if s == seg {
+			from = off
+		}
+		found := walRecordAfter(m.Bytes(), from)
+		_ = m.Close()
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// readRecords decodes every record rd yields. src is the directory read,
+// for messages.
+func (wc *walCheck) readRecords(rd *wlog.Reader, src string) {
+	rp := wc.c.rp
+	unknownRefs, unknownTypes := 0, 0
+	var firstUnknown string
+	for rd.Next() {
+		rec := rd.Record()
+		wc.sum.Records++
+		var err error
+		switch typ := record.RecordType(rec); typ {
+		case record.Series:
+			if wc.series, err = wc.dec.Series(rec, wc.series[:0]); err == nil {
+				for _, s := range wc.series {
+					wc.known[s.Ref] = struct{}{}
+				}
+				wc.sum.Series += len(wc.series)
+				clear(wc.series)
+			}
+		case record.Samples, record.SamplesV2:
+			if wc.samples, err = wc.dec.Samples(rec, wc.samples[:0]); err == nil {
+				for _, s := range wc.samples {
+					if _, ok := wc.known[s.Ref]; !ok {
+						if unknownRefs++; unknownRefs == 1 {
+							firstUnknown = wc.where(src, rd)
+						}
+					}
+				}
+				wc.sum.Samples += len(wc.samples)
+			}
+		case record.Tombstones:
+			wc.stones, err = wc.dec.Tombstones(rec, wc.stones[:0])
+		case record.Unknown:
+			unknownTypes++
+		}
+		if err != nil {
+			path, off := src, int64(-1)
+			if rd.Segment() >= 0 {
+				path, off = wlog.SegmentName(src, rd.Segment()), rd.Offset()
+			}
+			rp.errorf(path, off, "", err, "the record ending at this offset passed its checksum but does not decode")
+		}
+	}
+	if unknownRefs > 0 {
+		rp.warnf(src, -1, "", nil, "%d samples of series no record defines (replay skips them; first in %s)", unknownRefs, firstUnknown)
+	}
+	if unknownTypes > 0 {
+		rp.warnf(src, -1, "", nil, "%d records of unknown type (replay skips them)", unknownTypes)
+	}
+}
+
+// where names the position of the record rd just returned.
+func (wc *walCheck) where(src string, rd *wlog.Reader) string {
+	if rd.Segment() < 0 {
+		return src
+	}
+	return wlog.SegmentName(src, rd.Segment()) + " before offset " + strconv.FormatInt(rd.Offset(), 10)
+}
+
+// listWALSegments returns the indexes of the segment files in dir, sorted.
+func listWALSegments(c *checker, dir string) ([]int, error) {
+	ents, err := c.fs.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []int
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !isDigits(name) || len(name) > 9 {
+			continue
+		}
+		k, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		segs = append(segs, k)
+	}
+	slices.Sort(segs)
+	return segs, nil
+}

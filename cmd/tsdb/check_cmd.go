@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/isotsdb/tsdb/check"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// runCheck checks the data directory dir offline (package check) and
+// prints every problem, a line per block and a summary. It returns
+// exitError if any problem is an error; warnings alone pass.
+func runCheck(dir string, stdout, stderr io.Writer) int {
+	rep, err := check.Dir(vfs.OS(), dir)
+	if errors.Is(err, check.ErrNotTSDB) {
+		return reportError(stderr, "check", fmt.Errorf("%s: %w", dir, errNotTSDB))
+	}
+	if err != nil {
+		return reportError(stderr, "check", err)
+	}
+	out := bufio.NewWriter(stdout)
+	for _, p := range rep.Problems {
+		fmt.Fprintln(out, p)
+	}
+	if len(rep.Problems) > 0 {
+		fmt.Fprintln(out)
+	}
+	for _, b := range rep.Blocks {
+		fmt.Fprintf(out, "block %s  %s to %s  %s series, %s chunks, %s samples, %s tombstones\n",
+			filepath.Base(b.Dir), formatTime(b.MinTime), formatTime(b.MaxTime), humanize.Comma(int64(b.Series)),
+			humanize.Comma(int64(b.Chunks)), humanize.Comma(int64(b.Samples)), humanize.Comma(int64(b.Tombstones)))
+	}
+	w := rep.WAL
+	switch {
+	case w.Dir == "":
+		fmt.Fprintln(out, "WAL: none")
+	default:
+		cp := "no checkpoint"
+		if w.Checkpoint != "" {
+			cp = filepath.Base(w.Checkpoint)
+		}
+		segs := "no segments"
+		if w.FirstSegment >= 0 {
+			segs = fmt.Sprintf("segments %08d to %08d", w.FirstSegment, w.LastSegment)
+		}
+		fmt.Fprintf(out, "WAL: %s, %s: %s records, %s series, %s samples\n", cp, segs,
+			humanize.Comma(int64(w.Records)), humanize.Comma(int64(w.Series)), humanize.Comma(int64(w.Samples)))
+	}
+	errs, warns := rep.Count(check.Error), rep.Count(check.Warning)
+	verdict := "OK"
+	if errs > 0 {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(out, "%s: %s, %s\n", verdict, plural(errs, "error"), plural(warns, "warning"))
+	if err := out.Flush(); err != nil {
+		return reportError(stderr, "check", err)
+	}
+	if errs > 0 {
+		return exitError
+	}
+	return exitOK
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	tsdb "github.com/isotsdb/tsdb"
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// dumpConfig is the command line of "tsdb dump".
+type dumpConfig struct {
+	dir              string
+	matches          []string // selectors; a series matching any is dumped
+	minTime, maxTime int64    // inclusive range, milliseconds
+}
+
+// runDump prints the samples of the series matching the selectors (all
+// series without one) in [minTime, maxTime], one "{labels} value
+// timestamp" line per sample, series in label order.
+func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int {
+	var sets [][]*labels.Matcher
+	for _, s := range cfg.matches {
+		ms, err := labels.ParseSelector(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "tsdb dump: --match %q: %v\n", s, err)
+			return exitUsage
+		}
+		sets = append(sets, ms)
+	}
+	if cfg.minTime > cfg.maxTime {
+		fmt.Fprintf(stderr, "tsdb dump: --min-time %d is after --max-time %d\n", cfg.minTime, cfg.maxTime)
+		return exitUsage
+	}
+	db, err := openReadOnly(cfg.dir, stderr)
+	if err != nil {
+		return reportError(stderr, "dump", err)
+	}
+	defer db.Close()
+	q, err := db.Querier(cfg.minTime, cfg.maxTime)
+	if err != nil {
+		return reportError(stderr, "dump", err)
+	}
+	defer q.Close()
+
+	var ss tsdb.SeriesSet
+	if len(sets) == 0 {
+		ss = q.Select(ctx)
+	} else {
+		all := make([]tsdb.SeriesSet, len(sets))
+		for i, ms := range sets {
+			all[i] = q.Select(ctx, ms...)
+		}
+		ss = newUnionSeriesSet(all)
+	}
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	if err := writeSamples(out, ss); err != nil {
+		return reportError(stderr, "dump", err)
+	}
+	if err := out.Flush(); err != nil {
+		return reportError(stderr, "dump", err)
+	}
+	return exitOK
+}
+
+// writeSamples writes every sample of ss as "{labels} value timestamp".
+func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet) error {
+	var (
+		it  chunks.Iterator
+		buf []byte
+	)
+	for ss.Next() {
+		s := ss.At()
+		prefix := s.Labels().String() + " "
+		it = s.Iterator(it)
+		for it.Next() {
+			t, v := it.At()
+			buf = append(buf[:0], prefix...)
+			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+			buf = append(buf, ' ')
+			buf = strconv.AppendInt(buf, t, 10)
+			buf = append(buf, '\n')
+			if _, err := out.Write(buf); err != nil {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("%s: %w", s.Labels(), err)
+		}
+	}
+	return ss.Err()
+}
+
+// unionSeriesSet merges series sets sorted by labels into one, sorted,
+// with each label set once. Sets selected from one Querier hold the same
+// data for the same labels, so the first of equal series is taken.
+type unionSeriesSet struct {
+	sets []tsdb.SeriesSet
+	ok   []bool // sets[i] is positioned on a series
+	cur  tsdb.Series
+	err  error
+}
+
+func newUnionSeriesSet(sets []tsdb.SeriesSet) *unionSeriesSet {
+	u := &unionSeriesSet{sets: sets, ok: make([]bool, len(sets))}
+	for i, s := range sets {
+		u.ok[i] = s.Next()
+	}
+	return u
+}
+
+// Next implements tsdb.SeriesSet.
+func (u *unionSeriesSet) Next() bool {
+	if u.err != nil {
+		return false
+	}
+	best := -1
+	for i, s := range u.sets {
+		if u.ok[i] && (best < 0 || labels.Compare(s.At().Labels(), u.sets[best].At().Labels()) < 0) {
+			best = i
+		}
+	}
+	if best < 0 {
+		for _, s := range u.sets {
+			if err := s.Err(); err != nil {
+				u.err = err
+				break
+			}
+		}
+		return false
+	}
+	u.cur = u.sets[best].At()
+	lset := u.cur.Labels()
+	for i, s := range u.sets {
+		if u.ok[i] && labels.Equal(s.At().Labels(), lset) {
+			u.ok[i] = s.Next()
+		}
+	}
+	return true
+}
+
+// At implements tsdb.SeriesSet.
+func (u *unionSeriesSet) At() tsdb.Series { return u.cur }
+
+// Err implements tsdb.SeriesSet.
+func (u *unionSeriesSet) Err() error { return u.err }
+
+// timeValue is a flag holding a millisecond timestamp, given as
+// milliseconds since the epoch or in RFC 3339 form.
+type timeValue struct{ p *int64 }
+
+// Set implements kingpin.Value.
+func (v timeValue) Set(s string) error {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*v.p = ms
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("want milliseconds since the epoch or an RFC 3339 time, not %q", s)
+	}
+	*v.p = t.UnixMilli()
+	return nil
+}
+
+// String implements kingpin.Value.
+func (v timeValue) String() string { return strconv.FormatInt(*v.p, 10) }
+
+// Default bounds of dump's range.
+var (
+	minTimeFlag = strconv.FormatInt(math.MinInt64, 10)
+	maxTimeFlag = strconv.FormatInt(math.MaxInt64, 10)
+)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/isotsdb/tsdb/vfs"
+	"github.com/isotsdb/tsdb/wlog"
+)
+
+// runLs prints the blocks of the data directory dir, then a summary of its
+// head and WAL ("tsdb ls DIR").
+func runLs(dir string, stdout, stderr io.Writer) int {
+	db, err := openReadOnly(dir, stderr)
+	if err != nil {
+		return reportError(stderr, "ls", err)
+	}
+	defer db.Close()
+
+	out := bufio.NewWriter(stdout)
+	rows := [][]string{{"BLOCK ULID", "MIN TIME", "MAX TIME", "DURATION", "SERIES", "SAMPLES", "CHUNKS", "SIZE", "LEVEL"}}
+	for _, m := range db.Blocks() {
+		size := dirSize(filepath.Join(dir, m.ULID.String()))
+		rows = append(rows, []string{m.ULID.String(), formatTime(m.MinTime), formatTime(m.MaxTime),
+			formatSpan(m.MinTime, m.MaxTime), humanize.Comma(int64(m.Stats.NumSeries)), humanize.Comma(int64(m.Stats.NumSamples)),
+			humanize.Comma(int64(m.Stats.NumChunks)), humanize.IBytes(uint64(size)), strconv.Itoa(m.Compaction.Level)})
+	}
+	var b strings.Builder
+	if len(rows) == 1 {
+		b.WriteString("no blocks\n")
+	} else {
+		writeTable(&b, []align{left, left, left, right, right, right, right, right, right}, rows)
+	}
+	out.WriteString(b.String())
+
+	h := db.Head()
+	fmt.Fprintln(out)
+	if h.NumSeries() == 0 || h.MinTime() == math.MaxInt64 {
+		fmt.Fprintf(out, "head: %s series, no samples\n", humanize.Comma(h.NumSeries()))
+	} else {
+		fmt.Fprintf(out, "head: %s series, %s to %s (%s)\n", humanize.Comma(h.NumSeries()),
+			formatTime(h.MinTime()), formatTime(h.MaxTime()), formatSpan(h.MinTime(), h.MaxTime()))
+	}
+	fmt.Fprintf(out, "WAL:  %s\n", walSummary(filepath.Join(dir, "wal")))
+	if err := out.Flush(); err != nil {
+		return reportError(stderr, "ls", err)
+	}
+	return exitOK
+}
+
+// walSummary describes the segments and the checkpoint of the WAL in dir.
+func walSummary(dir string) string {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "none"
+	}
+	if err != nil {
+		return err.Error()
+	}
+	var (
+		n           int
+		first, last = -1, -1
+		size        int64
+	)
+	for _, e := range ents {
+		k, err := strconv.Atoi(e.Name())
+		if err != nil || e.IsDir() || k < 0 {
+			continue
+		}
+		if first < 0 || k < first {
+			first = k
+		}
+		last = max(last, k)
+		n++
+		if fi, err := e.Info(); err == nil {
+			size += fi.Size()
+		}
+	}
+	s := "no segments"
+	if n > 0 {
+		s = fmt.Sprintf("%s (%08d to %08d, %s)", plural(n, "segment"), first, last, humanize.IBytes(uint64(size)))
+	}
+	cp, _, err := wlog.LastCheckpoint(vfs.OS(), dir)
+	switch {
+	case err == nil:
+		s += ", " + filepath.Base(cp) + " (" + humanize.IBytes(uint64(dirSize(cp))) + ")"
+	case errors.Is(err, wlog.ErrNotFound):
+		s += ", no checkpoint"
+	default:
+		s += ", checkpoint: " + err.Error()
+	}
+	return s
+}
