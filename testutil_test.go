@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -36,7 +37,13 @@ func openTestDB(t testing.TB, opts *Options) (*DB, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
 	db, err := Open("data", nil, reg, o)
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, db.Close()) })
+	t.Cleanup(func() {
+		require.NoError(t, db.Close())
+		// Every test DB must pass the offline consistency checker.
+		rep, err := check.Dir(o.FS, "data")
+		require.NoError(t, err)
+		require.NoError(t, rep.Err(), "consistency check of the test DB")
+	})
 	return db, reg
 }
 
