@@ -128,12 +128,19 @@ func writeMeta(fsys vfs.FS, dir string, m *BlockMeta) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, metaFilename+".tmp")
+	return replaceFile(fsys, filepath.Join(dir, metaFilename), b)
+}
+
+// replaceFile puts data at path through a temporary file that is fsynced
+// and renamed over path. The caller syncs the directory to make the rename
+// durable.
+func replaceFile(fsys vfs.FS, path string, data []byte) error {
+	tmp := path + ".tmp"
 	f, err := fsys.Create(tmp)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
+	if _, err := f.Write(data); err != nil {
 		return errors.Join(err, f.Close())
 	}
 	if err := f.Sync(); err != nil {
@@ -142,7 +149,7 @@ func writeMeta(fsys vfs.FS, dir string, m *BlockMeta) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return fsys.Rename(tmp, filepath.Join(dir, metaFilename))
+	return fsys.Rename(tmp, path)
 }
 
 // Block is an immutable block on disk, open for reading. It is safe for

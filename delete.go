@@ -154,22 +154,7 @@ func (db *DB) writeIntent(in *deleteIntent) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(db.dir, deleteIntentFile)
-	tmp := path + ".tmp"
-	f, err := db.fs.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := db.fs.Rename(tmp, path); err != nil {
+	if err := replaceFile(db.fs, filepath.Join(db.dir, deleteIntentFile), b); err != nil {
 		return err
 	}
 	return db.fs.SyncDir(db.dir)
