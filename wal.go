@@ -285,7 +285,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				rp.addSeries(rs.Ref, rs.Labels)
 			}
 			clear(rp.series)
-		case record.Samples:
+		case record.Samples, record.SamplesV2:
 			batch := rp.getBatch()
 			batch, err := rp.dec.Samples(rec, batch)
 			if err != nil {

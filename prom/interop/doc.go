@@ -16,7 +16,8 @@
 //     exemplars and metadata next to float samples. isotsdb must return the
 //     float data exactly as Prometheus's querier does and count the records
 //     it skips in tsdb_wal_records_skipped_total. A zstd-compressed WAL,
-//     which isotsdb cannot decode, must be refused without being modified.
+//     which isotsdb cannot decode, must be refused with no existing file
+//     changed, and Prometheus must still read all of it afterwards.
 //   - snapshot: a snapshot taken by isotsdb, with and without the head,
 //     opens in Prometheus with the data it should hold.
 //

@@ -26,11 +26,11 @@ func testPrometheusReadsIsotsdb(t *testing.T, mx *matrix, snappy bool) {
 	dir := t.TempDir()
 	const (
 		base = int64(1_700_000_000_000) // not aligned to blocks: the first one is partial
-		step = int64(30_000)
+		step = int64(60_000)
 	)
 	w := isotsdbWorkload{
 		nSeries: 500, base: base, step: step,
-		steps: 360, moreSteps: 12, // 3h, then 6 minutes in the WAL only
+		steps: 180, moreSteps: 8, // 3h, then 8 minutes in the WAL only
 		opts: isotsdbOptions(snappy),
 	}
 	lastT := base + int64(w.steps+w.moreSteps)*step

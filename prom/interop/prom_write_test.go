@@ -29,12 +29,11 @@ import (
 // stay in the WAL. Timestamps start at a multiple of 2h so the blocks are
 // aligned as Prometheus's own are.
 const (
-	promBase      = int64(1_700_006_400_000)
-	promStep      = int64(30_000)
-	promBlock     = 2 * time.Hour
-	promBWSteps   = 240 // scrapes per BlockWriter block: 2h
-	promWALSteps  = 480 // scrapes through Prometheus's DB: 4h
-	promNumFloats = 200
+	promBase     = int64(1_700_006_400_000)
+	promStep     = int64(60_000)
+	promBlock    = 2 * time.Hour
+	promBWSteps  = 120 // scrapes per BlockWriter block: 2h
+	promWALSteps = 240 // scrapes through Prometheus's DB: 4h
 )
 
 // histSeries are the native histogram series Prometheus writes next to
@@ -68,14 +67,14 @@ type promWritten struct {
 }
 
 // writePrometheus writes the Prometheus data dir described above into dir,
-// with WAL compression comp. Float series get exemplars now and then and
+// with nFloats float series and WAL compression comp. Float series get exemplars now and then and
 // metadata twice; histogram series get native histograms.
-func writePrometheus(t *testing.T, dir string, comp compression.Type) promWritten {
+func writePrometheus(t *testing.T, dir string, nFloats int, comp compression.Type) promWritten {
 	t.Helper()
 	ctx := context.Background()
 	logger, logs := newLogCapture(slog.LevelWarn)
 	w := promWritten{
-		floats: loadLabelSets(t, promNumFloats, 97, 5),
+		floats: loadLabelSets(t, nFloats, 97, 5),
 		model:  newModel(),
 		hists:  promHistSeries(),
 	}
@@ -149,7 +148,7 @@ func writePrometheus(t *testing.T, dir string, comp compression.Type) promWritte
 	opts := promtsdb.DefaultOptions()
 	opts.MinBlockDuration = promBlock.Milliseconds()
 	opts.MaxBlockDuration = promBlock.Milliseconds()
-	opts.WALSegmentSize = 128 << 10
+	opts.WALSegmentSize = 32 << 10 // several segments, so that Compact checkpoints
 	opts.WALCompression = comp
 	opts.EnableExemplarStorage = true
 	opts.MaxExemplars = 100_000

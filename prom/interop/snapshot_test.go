@@ -23,7 +23,7 @@ const directionSnapshot = "Prometheus reads isotsdb snapshot"
 func testSnapshot(t *testing.T, mx *matrix) {
 	const (
 		base = int64(1_700_000_000_000)
-		step = int64(30_000)
+		step = int64(60_000)
 	)
 	dir := t.TempDir()
 	snaps := map[bool]string{
@@ -32,7 +32,7 @@ func testSnapshot(t *testing.T, mx *matrix) {
 	}
 	w := isotsdbWorkload{
 		nSeries: 200, base: base, step: step,
-		steps: 240, moreSteps: 20, // 2h, then 10 minutes in the head only
+		steps: 120, moreSteps: 10, // 2h, then 10 minutes in the head only
 		opts: isotsdbOptions(false),
 	}
 	lastT := base + int64(w.steps+w.moreSteps)*step
