@@ -78,11 +78,28 @@ func (ss *headSeriesSet) Next() bool {
 		s := ss.series[ss.i]
 		ss.i++
 		deleted := ss.tombs.get(s.ref)
-		if hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf); hs != nil && !coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
-			hs.deleted = deleted
-			ss.cur = hs
-			return true
+		hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf)
+		if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+			continue
 		}
+		hs.deleted = deleted
+		// A series is returned only if the read sees a sample of it in
+		// range: which series come back must not depend on how far a
+		// commit in flight has got. The iterator that found the first
+		// sample is kept for the first Iterator call.
+		it := &headIterator{}
+		it.reset(hs)
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				ss.err = err
+				return false
+			}
+			continue
+		}
+		it.peeked = true
+		hs.first = it
+		ss.cur = hs
+		return true
 	}
 	return false
 }
@@ -106,6 +123,7 @@ type headSeries struct {
 	invisible  []uint64 // sample indices hidden from the read, ascending
 	deleted    tombstones.Intervals
 	mint, maxt int64
+	first      *headIterator // positioned on the first sample; handed out once
 }
 
 // capture takes what snap may read of the series in [mint, maxt]. It
@@ -175,6 +193,10 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	if it := hs.first; it != nil {
+		hs.first = nil
+		return it
+	}
 	it, ok := reuse.(*headIterator)
 	if !ok || it == nil {
 		it = &headIterator{}
@@ -200,11 +222,14 @@ type headIterator struct {
 	done  bool
 	err   error
 	valid bool
+	// peeked: the current sample was found by the series set and not yet
+	// returned by Next.
+	peeked bool
 }
 
 func (it *headIterator) reset(hs *headSeries) {
 	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
-	it.t, it.v, it.done, it.err, it.valid = 0, 0, false, nil, false
+	it.t, it.v, it.done, it.err, it.valid, it.peeked = 0, 0, false, nil, false, false
 }
 
 // nextRaw advances to the next sample of the captured chunks, whatever its
@@ -241,6 +266,10 @@ func (it *headIterator) nextChunk(ci int) bool {
 }
 
 func (it *headIterator) Next() bool {
+	if it.peeked {
+		it.peeked = false
+		return true
+	}
 	if it.done {
 		return false
 	}
@@ -272,8 +301,10 @@ func (it *headIterator) Seek(t millis) bool {
 		return false
 	}
 	if it.valid && it.t >= t {
+		it.peeked = false
 		return true
 	}
+	it.peeked = false
 	// Skip whole chunks that end before t.
 	ci := max(it.ci, 0)
 	for ci < len(it.s.chunks) && it.s.chunks[ci].maxTime < t {

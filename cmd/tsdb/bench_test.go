@@ -56,7 +56,7 @@ func figure(t *testing.T, report, label string) float64 {
 // first cell is what.
 func queryRow(t *testing.T, report, what string) (series, samples float64) {
 	t.Helper()
-	re := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(what) + ` +\{.*\} +([0-9,]+) +([0-9,]+) +[0-9.]+ [µm]?s$`)
+	re := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(what) + ` +\{.*\} +([0-9,]+) +([0-9,]+) +[0-9.]+ ?[µnm]?s$`)
 	m := re.FindStringSubmatch(report)
 	require.NotNil(t, m, "no query row %q in report:\n%s", what, report)
 	series, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)

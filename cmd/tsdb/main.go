@@ -108,11 +108,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	checkDir := checkCmd.Arg("dir", "Data directory.").Required().String()
 
 	cmd, err := app.Parse(args)
-	if terminated { // --help, --version: kingpin printed what was asked
-		return termCode
-	}
 	if errors.Is(err, kingpin.ErrCommandNotSpecified) {
 		return exitUsage // kingpin printed the usage
+	}
+	if terminated {
+		return termCode
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tsdb: %v (try --help)\n", err)
