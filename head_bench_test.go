@@ -37,6 +37,33 @@ func loadSeries(tb testing.TB, n int) []labels.Labels {
 	return out
 }
 
+// benchScrapes appends b.N samples to db as scrapes: one commit per target
+// of 500 series, 15 s apart, and reports samples/s.
+func benchScrapes(b *testing.B, db *DB, lsets []labels.Labels) {
+	refs := make([]SeriesRef, len(lsets))
+	b.ReportAllocs()
+	b.ResetTimer()
+	samples := 0
+	for round := 0; samples < b.N; round++ {
+		ts := int64(round) * 15000
+		for start := 0; start < len(lsets) && samples < b.N; start += 500 {
+			app := db.Appender(ctx)
+			for i := start; i < min(start+500, len(lsets)); i++ {
+				ref, err := app.Append(refs[i], lsets[i], ts, scrapeValue(i, round))
+				if err != nil {
+					b.Fatal(err)
+				}
+				refs[i] = ref
+				samples++
+			}
+			if err := app.Commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+}
+
 func benchOptions(isolation bool) *Options {
 	o := DefaultOptions()
 	o.IsolationDisabled = !isolation
@@ -50,28 +77,7 @@ func BenchmarkAppendScrape(b *testing.B) {
 	for _, iso := range []bool{true, false} {
 		b.Run(fmt.Sprintf("isolation=%v", iso), func(b *testing.B) {
 			db, _ := openTestDB(b, benchOptions(iso))
-			refs := make([]SeriesRef, len(lsets))
-			b.ReportAllocs()
-			b.ResetTimer()
-			samples := 0
-			for round := 0; samples < b.N; round++ {
-				ts := int64(round) * 15000
-				for start := 0; start < len(lsets) && samples < b.N; start += 500 {
-					app := db.Appender(ctx)
-					for i := start; i < min(start+500, len(lsets)); i++ {
-						ref, err := app.Append(refs[i], lsets[i], ts, float64(round*i))
-						if err != nil {
-							b.Fatal(err)
-						}
-						refs[i] = ref
-						samples++
-					}
-					if err := app.Commit(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+			benchScrapes(b, db, lsets)
 		})
 	}
 }

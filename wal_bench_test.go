@@ -51,28 +51,7 @@ func BenchmarkAppendWAL(b *testing.B) {
 			db, err := Open(b.TempDir(), nil, nil, o)
 			require.NoError(b, err)
 			defer db.Close()
-			refs := make([]SeriesRef, len(lsets))
-			b.ReportAllocs()
-			b.ResetTimer()
-			samples := 0
-			for round := 0; samples < b.N; round++ {
-				ts := int64(round) * 15000
-				for start := 0; start < len(lsets) && samples < b.N; start += 500 {
-					app := db.Appender(ctx)
-					for i := start; i < min(start+500, len(lsets)); i++ {
-						ref, err := app.Append(refs[i], lsets[i], ts, scrapeValue(i, round))
-						if err != nil {
-							b.Fatal(err)
-						}
-						refs[i] = ref
-						samples++
-					}
-					if err := app.Commit(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+			benchScrapes(b, db, lsets)
 		})
 	}
 }
