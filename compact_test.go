@@ -323,19 +323,14 @@ func TestRetention(t *testing.T) {
 // headChunks counts the head's chunks and their time range.
 func headChunks(h *Head) (n int, mint int64) {
 	mint = math.MaxInt64
-	for i := range h.series.stripes {
-		st := &h.series.stripes[i]
-		st.mu.RLock()
-		for _, s := range st.byRef {
-			s.mu.Lock()
-			n += len(s.chunks)
-			if len(s.chunks) > 0 {
-				mint = min(mint, s.chunks[0].minTime)
-			}
-			s.mu.Unlock()
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		n += len(s.chunks)
+		if len(s.chunks) > 0 {
+			mint = min(mint, s.chunks[0].minTime)
 		}
-		st.mu.RUnlock()
-	}
+		s.mu.Unlock()
+	})
 	return n, mint
 }
 

@@ -50,6 +50,9 @@ type Head struct {
 	minValidTime atomic.Int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
+	// sampleBufs pools the sample buffers of Appenders (*[]pendingSample),
+	// so that a scrape-sized commit does not regrow one every time.
+	sampleBufs sync.Pool
 	// walScratch pools the encoding buffers of commits (see wal.go).
 	wal        *wlog.WL
 	walScratch sync.Pool
@@ -143,13 +146,16 @@ func (h *Head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 		h.metrics.invalid.Inc()
 		return nil, err
 	}
+	// The ref is taken and indexed in one step, so refs reach the postings
+	// lists in order. Until getOrSet publishes the series, a reader may
+	// find its ref in the postings without a series; reads skip such refs.
 	s, created := h.series.getOrSet(hash, lset, func() *memSeries {
-		return newMemSeries(SeriesRef(h.lastSeriesRef.Add(1)), lset)
+		ref := h.postings.AddNext(lset, func() uint64 { return h.lastSeriesRef.Add(1) })
+		return newMemSeries(SeriesRef(ref), lset)
 	})
 	if created {
 		h.numSeries.Add(1)
 		h.metrics.seriesCreated.Inc()
-		h.postings.Add(uint64(s.ref), lset)
 	}
 	return s, nil
 }
@@ -188,30 +194,29 @@ type memSeries struct {
 	// dropping the lock. The last one is open: readers copy it under mu.
 	// Truncation must replace the slice, never rewrite it in place.
 	chunks []memChunk
-	app    chunks.Appender // appends to the open chunk; nil if none
-	nextAt int64           // the open chunk is closed at this time
+	app    *chunks.XORAppender // appends to the open chunk; nil if none
+	nextAt int64               // the open chunk is closed at this time
 
-	total     uint64 // samples ever appended; index of the next sample
-	lastT     int64  // time of the newest sample; math.MinInt64 if none
-	lastVBits uint64 // value bits of the newest sample
+	total uint64 // samples ever appended; index of the next sample
+	lastT int64  // time of the newest sample; math.MinInt64 if none
 
 	txs writeIDRing // write IDs of the newest samples (isolation.go)
-
-	// walLogged is set once a Series record of the series is in the WAL.
-	walLogged atomic.Bool
 
 	// pendingApp and pendingIdx point at the newest sample an Appender has
 	// buffered but not committed for this series, so that the Appender can
 	// reject its own out-of-order samples at Append time. Cleared when that
 	// Appender commits or rolls back.
 	pendingApp *headAppender
-	pendingIdx int
+	pendingIdx int32
 	// pending counts the samples of this series buffered by open
 	// Appenders: a series with pending samples is never removed.
 	pending int32
 	// removed is set when truncation took the series out of the head; an
 	// Appender that finds it so looks the labels up again.
 	removed bool
+
+	// walLogged is set once a Series record of the series is in the WAL.
+	walLogged atomic.Bool
 }
 
 // memChunk is one chunk of a head series with its time range.
@@ -228,11 +233,30 @@ func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
 // sample and the newest sample pending in app. It returns errNoop for a
 // re-append of the newest sample with identical value bits.
 func (s *memSeries) appendableLocked(app *headAppender, t int64, v float64) error {
-	lastT, lastV := s.lastT, s.lastVBits
 	if s.pendingApp == app {
 		p := &app.samples[s.pendingIdx]
-		lastT, lastV = p.t, math.Float64bits(p.v)
+		return sampleOrder(t, v, p.t, math.Float64bits(p.v))
 	}
+	if t > s.lastT {
+		return nil
+	}
+	return sampleOrder(t, v, s.lastT, s.lastValueBits())
+}
+
+// lastValueBits returns the value bits of the newest sample. The caller
+// holds s.mu.
+func (s *memSeries) lastValueBits() uint64 {
+	if s.app == nil {
+		// No open chunk: the newest sample was truncated away, and
+		// anything at its time is out of bounds anyway.
+		return math.Float64bits(math.NaN())
+	}
+	return s.app.LastValueBits()
+}
+
+// sampleOrder tells whether (t, v) can follow a sample (lastT, lastV bits):
+// nil, ErrOutOfOrderSample, ErrDuplicateSampleForTimestamp or errNoop.
+func sampleOrder(t int64, v float64, lastT int64, lastV uint64) error {
 	switch {
 	case t > lastT:
 		return nil
@@ -255,7 +279,7 @@ func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark u
 		switch {
 		case t < s.lastT:
 			return reasonOutOfOrder
-		case math.Float64bits(v) == s.lastVBits:
+		case math.Float64bits(v) == s.lastValueBits():
 			return "" // identical sample: nothing to do, nothing lost
 		default:
 			return reasonDuplicate
@@ -266,7 +290,7 @@ func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark u
 	}
 	s.app.Append(t, v)
 	s.chunks[len(s.chunks)-1].maxTime = t
-	s.lastT, s.lastVBits = t, math.Float64bits(v)
+	s.lastT = t
 	s.total++
 	if h.isolationOn {
 		s.txs.push(id, lowWatermark)
@@ -282,7 +306,7 @@ func (s *memSeries) cutChunkLocked(h *Head, t int64) {
 		s.chunks[n-1].chunk.Compact()
 	}
 	c := chunks.NewXORChunk()
-	app, err := c.Appender()
+	app, err := c.XORAppender()
 	if err != nil {
 		// A new, empty XOR chunk always has an appender.
 		panic(fmt.Sprintf("tsdb: appender of new chunk: %v", err))

@@ -92,7 +92,7 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	}
 	err = s.appendableLocked(a, t, v)
 	if err == nil {
-		s.pendingApp, s.pendingIdx = a, len(a.samples)
+		s.pendingApp, s.pendingIdx = a, int32(len(a.samples))
 		s.pending++
 	}
 	s.mu.Unlock()
@@ -107,6 +107,11 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	default:
 		h.metrics.duplicate.Inc()
 		return 0, fmt.Errorf("%w: sample at %d for %s", err, t, s.lset)
+	}
+	if a.samples == nil {
+		if b, ok := h.sampleBufs.Get().(*[]pendingSample); ok {
+			a.samples = *b
+		}
 	}
 	a.samples = append(a.samples, pendingSample{s: s, t: t, v: v})
 	a.mint, a.maxt = min(a.mint, t), max(a.maxt, t)
@@ -205,7 +210,16 @@ func (a *headAppender) clearPending() {
 	}
 }
 
+// maxPooledSamples bounds the buffers kept for reuse, so that one huge
+// transaction does not pin its buffer forever.
+const maxPooledSamples = 1 << 16
+
 func (a *headAppender) release() {
+	if b := a.samples; cap(b) > 0 && cap(b) <= maxPooledSamples {
+		clear(b) // drop series references
+		b = b[:0]
+		a.head.sampleBufs.Put(&b)
+	}
 	a.samples = nil
 	a.head.metrics.openAppenders.Dec()
 }

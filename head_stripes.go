@@ -6,44 +6,34 @@ import (
 	"github.com/isotsdb/tsdb/labels"
 )
 
-// stripeSeries is the head's series map: series by ref and by label hash,
-// split into stripes with a lock each so that appends to different series
-// rarely contend. A series is found by ref in stripe ref&mask and by hash in
-// stripe hash&mask; the two are updated under their own locks, one after the
-// other, never nested.
+// stripeSeries is the head's series map: series by ref in a lock-free
+// table (head_refs.go) and by label hash in stripes with a lock each, so
+// that creating and looking up series by labels rarely contend. A new
+// series is inserted by hash first, then by ref; removal goes the other
+// way round, the two never under one lock.
 type stripeSeries struct {
+	refs    refTable
 	mask    uint64
 	stripes []seriesStripe
 }
 
-// seriesStripe is one stripe. Its lock protects its maps.
+// seriesStripe is one stripe. Its lock protects its maps, which are nil
+// until the stripe's first series.
 type seriesStripe struct {
 	mu     sync.RWMutex
-	byRef  map[SeriesRef]*memSeries
 	byHash map[uint64]*memSeries
 	// conflicts holds the further series of a hash that has more than one
 	// (a 64-bit hash collision); nil until the first one.
 	conflicts map[uint64][]*memSeries
-	_         [16]byte // pad to 64 bytes: one stripe per cache line
+	_         [24]byte // pad to 64 bytes: one stripe per cache line
 }
 
 func newStripeSeries(size int) *stripeSeries {
-	ss := &stripeSeries{mask: uint64(size - 1), stripes: make([]seriesStripe, size)}
-	for i := range ss.stripes {
-		ss.stripes[i].byRef = map[SeriesRef]*memSeries{}
-		ss.stripes[i].byHash = map[uint64]*memSeries{}
-	}
-	return ss
+	return &stripeSeries{mask: uint64(size - 1), stripes: make([]seriesStripe, size)}
 }
 
 // getByRef returns the series with the given ref, nil if there is none.
-func (ss *stripeSeries) getByRef(ref SeriesRef) *memSeries {
-	st := &ss.stripes[uint64(ref)&ss.mask]
-	st.mu.RLock()
-	s := st.byRef[ref]
-	st.mu.RUnlock()
-	return s
-}
+func (ss *stripeSeries) getByRef(ref SeriesRef) *memSeries { return ss.refs.get(ref) }
 
 // getByHash returns the series with the given labels and hash, nil if there
 // is none.
@@ -77,6 +67,9 @@ func (ss *stripeSeries) getOrSet(hash uint64, lset labels.Labels, create func() 
 		return s, false
 	}
 	s = create()
+	if st.byHash == nil {
+		st.byHash = map[uint64]*memSeries{}
+	}
 	if st.byHash[hash] == nil {
 		st.byHash[hash] = s
 	} else {
@@ -89,9 +82,6 @@ func (ss *stripeSeries) getOrSet(hash uint64, lset labels.Labels, create func() 
 
 	// Until this insert, lookups by ref miss the series. That is harmless:
 	// every Append carries the labels too and falls back to them.
-	rst := &ss.stripes[uint64(s.ref)&ss.mask]
-	rst.mu.Lock()
-	rst.byRef[s.ref] = s
-	rst.mu.Unlock()
+	ss.refs.set(s)
 	return s, true
 }

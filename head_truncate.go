@@ -23,23 +23,18 @@ func (h *Head) raiseMinValidTime(t int64) {
 func (h *Head) truncate(mint int64) {
 	h.raiseMinValidTime(mint)
 	var gone []*memSeries
-	for i := range h.series.stripes {
-		st := &h.series.stripes[i]
-		st.mu.RLock()
-		for _, s := range st.byRef {
-			s.mu.Lock()
-			s.truncateChunksLocked(mint)
-			if len(s.chunks) == 0 && s.pending == 0 {
-				gone = append(gone, s)
-			}
-			s.mu.Unlock()
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		s.truncateChunksLocked(mint)
+		if len(s.chunks) == 0 && s.pending == 0 {
+			gone = append(gone, s)
 		}
-		st.mu.RUnlock()
-	}
+		s.mu.Unlock()
+	})
 	if len(gone) > 0 {
 		refs := make(map[uint64]struct{}, len(gone))
 		for _, s := range gone {
-			if h.series.remove(s) {
+			if h.series.remove(s, SeriesRef(h.lastSeriesRef.Load())) {
 				refs[uint64(s.ref)] = struct{}{}
 			}
 		}
@@ -79,8 +74,9 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 
 // remove deletes s from the map if it still has no chunks and no pending
 // samples, marking it removed so that an Appender that found it just before
-// looks it up again. It reports whether it removed s.
-func (ss *stripeSeries) remove(s *memSeries) bool {
+// looks it up again. lastRef is the newest ref handed out. It reports
+// whether it removed s.
+func (ss *stripeSeries) remove(s *memSeries, lastRef SeriesRef) bool {
 	hash := s.lset.Hash()
 	st := &ss.stripes[hash&ss.mask]
 	st.mu.Lock()
@@ -112,9 +108,6 @@ func (ss *stripeSeries) remove(s *memSeries) bool {
 	}
 	st.mu.Unlock()
 
-	rst := &ss.stripes[uint64(s.ref)&ss.mask]
-	rst.mu.Lock()
-	delete(rst.byRef, s.ref)
-	rst.mu.Unlock()
+	ss.refs.delete(s, lastRef)
 	return true
 }

@@ -274,26 +274,52 @@ func (iso *isolation) waitFor(ctx context.Context, cond func() bool) error {
 }
 
 // writeIDRing holds the write IDs of a series' newest samples, oldest first,
-// one per sample in append order: ids[i] belongs to the sample with index
-// total-len+i in the series, where total is the number of samples the series
-// has had appended. It is guarded by the owning series' lock.
+// one per sample in append order: the i-th oldest ID belongs to the sample
+// with index total-len+i in the series, where total is the number of
+// samples the series has had appended. It is guarded by the owning series'
+// lock.
 //
-// Its capacity is a power of two (or zero). It doubles when full and halves
-// when at most a quarter full, so its memory follows the number of samples
-// written since the low watermark, not the series' history.
+// In steady state (no long reads) it holds exactly one ID, since push trims
+// the IDs below the low watermark before it adds: that ID is kept inline,
+// so the ring costs 16 bytes a series and no allocation. Only while reads
+// older than the series' newest samples are open does it spill into an
+// idRing, which it drops again once a push or trim leaves one ID.
 type writeIDRing struct {
+	one uint64  // the single ID + 1 while big is nil; 0 if the ring is empty
+	big *idRing // the IDs while more than one is held; nil otherwise
+}
+
+// idRing is a ring buffer of IDs. Its capacity is a power of two (at least
+// 2). It doubles when full and halves when at most a quarter full, so its
+// memory follows the number of samples written since the low watermark, not
+// the series' history.
+type idRing struct {
 	ids   []uint64
 	first uint32 // index in ids of the oldest ID
 	n     uint32 // number of IDs held
 }
 
-// minRingCap is the smallest capacity a non-empty ring has. With no long
-// reads a ring holds exactly one ID in steady state (push trims before it
-// adds), so one slot is enough and costs 8 bytes a series.
-const minRingCap = 1
+// minRingCap is the smallest capacity of a spilled ring.
+const minRingCap = 2
 
 // len returns the number of IDs held.
-func (r *writeIDRing) len() int { return int(r.n) }
+func (r *writeIDRing) len() int {
+	if r.big != nil {
+		return int(r.big.n)
+	}
+	if r.one != 0 {
+		return 1
+	}
+	return 0
+}
+
+// cap returns the number of IDs the ring has room for without growing.
+func (r *writeIDRing) cap() int {
+	if r.big != nil {
+		return len(r.big.ids)
+	}
+	return 1
+}
 
 // push records the write ID of a newly appended sample, first dropping IDs
 // below lowWatermark from the front. A sample with ID 0 (replayed, visible
@@ -301,49 +327,79 @@ func (r *writeIDRing) len() int { return int(r.n) }
 // newest samples, and everything before the window is visible to all.
 func (r *writeIDRing) push(id, lowWatermark uint64) {
 	r.trim(lowWatermark)
-	if id == 0 && r.n == 0 {
-		return
+	switch {
+	case r.big != nil:
+		r.big.push(id)
+	case r.one != 0:
+		r.big = &idRing{ids: make([]uint64, minRingCap), n: 2}
+		r.big.ids[0], r.big.ids[1] = r.one-1, id
+		r.one = 0
+	case id != 0:
+		r.one = id + 1
 	}
-	if int(r.n) == len(r.ids) {
-		r.resize(max(minRingCap, 2*len(r.ids)))
-	}
-	r.ids[(int(r.first)+int(r.n))&(len(r.ids)-1)] = id
-	r.n++
 }
 
-// trim drops IDs below lowWatermark from the front, then halves the ring's
-// capacity until it is more than a quarter full.
+// trim drops IDs below lowWatermark from the front.
 func (r *writeIDRing) trim(lowWatermark uint64) {
-	mask := len(r.ids) - 1
-	for r.n > 0 && r.ids[r.first] < lowWatermark {
-		r.first = uint32((int(r.first) + 1) & mask)
-		r.n--
-	}
-	if len(r.ids) <= minRingCap || int(r.n) > len(r.ids)/4 {
+	if r.big == nil {
+		if r.one != 0 && r.one-1 < lowWatermark {
+			r.one = 0
+		}
 		return
 	}
-	if r.n == 0 {
-		r.ids, r.first = nil, 0
-		return
+	r.big.trim(lowWatermark)
+	switch r.big.n {
+	case 0:
+		r.big = nil
+	case 1:
+		r.one, r.big = r.big.at(0)+1, nil
 	}
-	c := len(r.ids)
-	for c > minRingCap && int(r.n) <= c/4 {
-		c /= 2
-	}
-	r.resize(c)
-}
-
-func (r *writeIDRing) resize(capacity int) {
-	ids := make([]uint64, capacity)
-	for i := 0; i < int(r.n); i++ {
-		ids[i] = r.ids[(int(r.first)+i)&(len(r.ids)-1)]
-	}
-	r.ids, r.first = ids, 0
 }
 
 // at returns the i-th oldest ID held.
 func (r *writeIDRing) at(i int) uint64 {
-	return r.ids[(int(r.first)+i)&(len(r.ids)-1)]
+	if r.big != nil {
+		return r.big.at(i)
+	}
+	return r.one - 1
+}
+
+func (b *idRing) push(id uint64) {
+	if int(b.n) == len(b.ids) {
+		b.resize(2 * len(b.ids))
+	}
+	b.ids[(int(b.first)+int(b.n))&(len(b.ids)-1)] = id
+	b.n++
+}
+
+// trim drops IDs below lowWatermark from the front, then halves the
+// capacity until the ring is more than a quarter full.
+func (b *idRing) trim(lowWatermark uint64) {
+	mask := len(b.ids) - 1
+	for b.n > 0 && b.ids[b.first] < lowWatermark {
+		b.first = uint32((int(b.first) + 1) & mask)
+		b.n--
+	}
+	if len(b.ids) <= minRingCap || int(b.n) > len(b.ids)/4 {
+		return
+	}
+	c := len(b.ids)
+	for c > minRingCap && int(b.n) <= c/4 {
+		c /= 2
+	}
+	b.resize(c)
+}
+
+func (b *idRing) resize(capacity int) {
+	ids := make([]uint64, capacity)
+	for i := 0; i < int(b.n); i++ {
+		ids[i] = b.ids[(int(b.first)+i)&(len(b.ids)-1)]
+	}
+	b.ids, b.first = ids, 0
+}
+
+func (b *idRing) at(i int) uint64 {
+	return b.ids[(int(b.first)+i)&(len(b.ids)-1)]
 }
 
 // invisibleSamples returns the indices (in the series' sample numbering, see
@@ -352,11 +408,12 @@ func (r *writeIDRing) at(i int) uint64 {
 // has had appended. A nil snapshot sees everything. The caller holds the
 // series lock.
 func invisibleSamples(snap *readSnapshot, r *writeIDRing, total uint64, buf []uint64) []uint64 {
-	if snap == nil || r.n == 0 {
+	n := r.len()
+	if snap == nil || n == 0 {
 		return buf
 	}
-	base := total - uint64(r.n)
-	for i := 0; i < int(r.n); i++ {
+	base := total - uint64(n)
+	for i := 0; i < n; i++ {
 		if !snap.visible(r.at(i)) {
 			buf = append(buf, base+uint64(i))
 		}

@@ -52,8 +52,11 @@ type Options struct {
 	SamplesPerChunk int
 
 	// StripeSize is the number of stripes (a power of two) of the head's
-	// series map; more stripes mean less lock contention and more fixed
-	// memory. Default 16384.
+	// series-by-labels map; more stripes mean less lock contention when
+	// series are created or looked up by labels, and more memory: each
+	// occupied stripe holds a small map of its own, so stripes far
+	// outnumbering series waste memory. Default 4096. (Lookups by ref, the
+	// common case, take no lock at all.)
 	StripeSize int
 
 	// TrackLeakedQueriers records where each Querier is created and logs
@@ -69,7 +72,7 @@ func DefaultOptions() *Options {
 		MinBlockDuration:  2 * time.Hour,
 		WALSegmentSize:    128 << 20,
 		SamplesPerChunk:   120,
-		StripeSize:        1 << 14,
+		StripeSize:        1 << 12,
 	}
 }
 

@@ -40,7 +40,40 @@ func (w *bitWriter) writeBits(u uint64, nbits uint8) {
 	// ones used. The unused bytes are zeros written past len(buf), where no
 	// reader looks, and are overwritten by later writes.
 	n := len(w.buf)
+	if cap(w.buf)-n < 8 {
+		w.grow()
+	}
 	w.buf = binary.BigEndian.AppendUint64(w.buf, u<<(64-nbits))
 	w.buf = w.buf[:n+int(nbits+7)/8]
 	w.free = (8 - nbits%8) % 8
+}
+
+// grow makes room for at least 8 more bytes. It grows by about a quarter
+// (to a whole malloc size class, so no capacity is hidden in rounding)
+// rather than append's doubling: a head chunk is open for its whole life,
+// and doubling leaves it a third empty on average.
+func (w *bitWriter) grow() {
+	n := len(w.buf)
+	buf := make([]byte, n, sizeClass(n+8+n/4))
+	copy(buf, w.buf)
+	w.buf = buf
+}
+
+// sizeClasses are the Go runtime's small malloc size classes up to 4 KiB
+// (runtime/sizeclasses.go); an allocation is rounded up to one of them.
+var sizeClasses = [...]int{
+	8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
+	240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768,
+	896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200,
+	3456, 4096,
+}
+
+// sizeClass returns the smallest size class ≥ n, or n itself above 4 KiB.
+func sizeClass(n int) int {
+	for _, c := range sizeClasses {
+		if c >= n {
+			return c
+		}
+	}
+	return n
 }

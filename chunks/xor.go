@@ -86,6 +86,15 @@ func (c *XORChunk) Iterator(reuse Iterator) Iterator {
 // chunk made by FromData is copied first, so the caller's bytes are never
 // written to.
 func (c *XORChunk) Appender() (Appender, error) {
+	a, err := c.XORAppender()
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// XORAppender is Appender with the concrete type.
+func (c *XORChunk) XORAppender() (*XORAppender, error) {
 	if len(c.w.buf) < headerSize {
 		c.w = bitWriter{buf: make([]byte, headerSize, initialCapacity)}
 		c.borrowed = false
@@ -115,7 +124,7 @@ func (c *XORChunk) Appender() (Appender, error) {
 		c.borrowed = false
 	}
 	c.w.free = uint8(free)
-	return &xorAppender{
+	return &XORAppender{
 		c:        c,
 		t:        it.t,
 		vbits:    it.vbits,

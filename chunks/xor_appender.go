@@ -6,14 +6,16 @@ import (
 	"math/bits"
 )
 
-// noLeading is the value of xorAppender.leading (and xorIterator.leading)
+// noLeading is the value of XORAppender.leading (and xorIterator.leading)
 // before any value has been written with an explicit leading/significant
 // bit-count header. The first changed value must always write one.
 const noLeading = 0xff
 
-// xorAppender appends to an XORChunk. It holds the encoder's state after
-// the chunk's last sample. It is used by one goroutine at a time.
-type xorAppender struct {
+// XORAppender appends to an XORChunk. It holds the encoder's state after
+// the chunk's last sample. It is used by one goroutine at a time. It is the
+// Appender of XORChunk, exported so that callers that keep one per chunk can
+// call it without an interface.
+type XORAppender struct {
 	c *XORChunk
 
 	t      int64  // time of the last sample
@@ -27,10 +29,14 @@ type xorAppender struct {
 	trailing uint8
 }
 
+// LastValueBits returns the bits of the last sample's value (0 if the
+// chunk is empty).
+func (a *XORAppender) LastValueBits() uint64 { return a.vbits }
+
 // Append adds (t, v) to the chunk. t must be greater than the last sample's
 // time; an Append to a chunk holding MaxSamples samples is ignored.
 // It allocates only when the chunk's byte slice has to grow.
-func (a *xorAppender) Append(t int64, v float64) {
+func (a *XORAppender) Append(t int64, v float64) {
 	w := &a.c.w
 	num := binary.BigEndian.Uint16(w.buf)
 	if num == MaxSamples {
@@ -75,7 +81,7 @@ func fitsDoD(dod int64, width uint8) bool {
 // that follows ('10' 14 bits, '110' 17, '1110' 20), or '1111' and 64 bits.
 // Prometheus picked these widths for millisecond timestamps. Prefix and
 // value go in one write.
-func (a *xorAppender) writeDoD(dod int64) {
+func (a *XORAppender) writeDoD(dod int64) {
 	w := &a.c.w
 	u := uint64(dod)
 	switch {
@@ -97,7 +103,7 @@ func (a *xorAppender) writeDoD(dod int64) {
 // and the XOR's significant bits if they fit the current window; else '11',
 // 5 bits of leading zeros, 6 bits of significant-bit count (64 written as
 // 0) and the significant bits, which sets a new window.
-func (a *xorAppender) writeValue(vbits uint64) {
+func (a *XORAppender) writeValue(vbits uint64) {
 	w := &a.c.w
 	delta := vbits ^ a.vbits
 	if delta == 0 {

@@ -18,7 +18,7 @@ type xorIterator struct {
 	vbits  uint64
 	tDelta uint64
 
-	leading  uint8 // as xorAppender.leading
+	leading  uint8 // as XORAppender.leading
 	trailing uint8
 
 	done bool // Next returned false; sticky
@@ -172,7 +172,7 @@ func (it *xorIterator) readUvarint() (uint64, string) {
 	return 0, "varint overflows 64 bits"
 }
 
-// nextValue decodes an XOR-encoded value (see xorAppender.writeValue) and
+// nextValue decodes an XOR-encoded value (see XORAppender.writeValue) and
 // completes the sample.
 func (it *xorIterator) nextValue() bool {
 	br := &it.br

@@ -51,6 +51,25 @@ func (p *MemPostings) Add(ref uint64, lset labels.Labels) {
 	p.addLocked(ref, allPostingsName, allPostingsValue)
 }
 
+// AddNext calls next, under the lock that serializes all additions, for
+// the ref of a new series and records that it has the label set lset. When
+// every new ref comes from next (an increasing counter), refs reach the
+// lists in increasing order even when many goroutines create series at
+// once, so no list is ever copied to insert a ref out of order (which costs
+// O(list length) per insertion). It returns the ref.
+func (p *MemPostings) AddNext(lset labels.Labels, next func() uint64) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ref := next()
+	lset.Range(func(l labels.Label) {
+		if l.Name != allPostingsName {
+			p.addLocked(ref, l.Name, l.Value)
+		}
+	})
+	p.addLocked(ref, allPostingsName, allPostingsValue)
+	return ref
+}
+
 // addLocked inserts ref into the list of name=value. p.mu must be held for
 // writing.
 func (p *MemPostings) addLocked(ref uint64, name, value string) {

@@ -316,3 +316,39 @@ func TestPostingsForMatchersCases(t *testing.T) {
 	_, err := PostingsForMatchers(mp, nil)
 	isTrue(t, errors.Is(err, ErrInvalidMatcher), "nil matcher: %v", err)
 }
+
+// TestMemPostingsAddNextInOrder checks that refs taken by AddNext from a
+// shared counter reach every list in order, however the callers
+// interleave, so the lists never need an out-of-order insert.
+func TestMemPostingsAddNextInOrder(t *testing.T) {
+	p := NewMemPostings()
+	var next uint64
+	var wg sync.WaitGroup
+	const writers, perWriter = 8, 500
+	got := make([][]uint64, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				ls := labels.FromStrings("w", fmt.Sprint(w), "i", fmt.Sprint(i), "all", "x")
+				got[w] = append(got[w], p.AddNext(ls, func() uint64 { next++; return next }))
+			}
+		}()
+	}
+	wg.Wait()
+	all := expand(t, p.Get("all", "x"))
+	if len(all) != writers*perWriter {
+		t.Fatalf("all=x has %d refs, want %d", len(all), writers*perWriter)
+	}
+	for i, ref := range all {
+		if ref != uint64(i+1) {
+			t.Fatalf("all=x[%d] = %d, want %d (refs must be 1..n in order)", i, ref, i+1)
+		}
+	}
+	for w := range writers {
+		if l := expand(t, p.Get("w", fmt.Sprint(w))); !slices.Equal(l, got[w]) {
+			t.Fatalf("w=%d holds %v, AddNext returned %v", w, l, got[w])
+		}
+	}
+}

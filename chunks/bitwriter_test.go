@@ -1,0 +1,45 @@
+package chunks
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSizeClassMatchesRuntime checks the size-class table against the
+// runtime: append rounds a new slice's capacity up to its size class.
+func TestSizeClassMatchesRuntime(t *testing.T) {
+	for n := 1; n <= 4096; n++ {
+		want := cap(append([]byte(nil), make([]byte, n)...))
+		if got := sizeClass(n); got != want {
+			t.Fatalf("sizeClass(%d) = %d, runtime rounds to %d", n, got, want)
+		}
+	}
+	if got := sizeClass(5000); got != 5000 {
+		t.Fatalf("sizeClass(5000) = %d, want 5000", got)
+	}
+}
+
+// TestOpenChunkSlack checks that a growing chunk never holds more capacity
+// than a quarter more than its length needs (rounded to a size class), once
+// past its initial capacity: not append's doubling.
+func TestOpenChunkSlack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, vals := range []func(int) float64{
+		func(i int) float64 { return rng.Float64() },          // full-entropy mantissas
+		func(i int) float64 { return float64(i * 17) },        // counter
+		func(i int) float64 { return float64(rng.IntN(100)) }, // small integers
+	} {
+		c := NewXORChunk()
+		app, err := c.XORAppender()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1000 {
+			app.Append(int64(i)*15000, vals(i))
+			n, capacity := len(c.Bytes()), cap(c.Bytes())
+			if capacity > initialCapacity && capacity > sizeClass(n+8+n/4) {
+				t.Fatalf("sample %d: %d bytes in a slice of capacity %d", i, n, capacity)
+			}
+		}
+	}
+}
