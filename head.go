@@ -292,7 +292,7 @@ func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark u
 	s.chunks[len(s.chunks)-1].maxTime = t
 	s.lastT = t
 	s.total++
-	if h.isolationOn {
+	if h.isolationOn && !s.txs.tryPushInline(id, lowWatermark) {
 		s.txs.push(id, lowWatermark)
 	}
 	return ""

@@ -1,10 +1,10 @@
 package tsdb
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/index"
@@ -65,6 +65,11 @@ type headSeriesSet struct {
 	cur        *headSeries
 	err        error
 	invBuf     []uint64
+	// scratch is the iterator Next positions on the next series' first
+	// sample: one left over from a series without visible samples, or one
+	// a caller handed back as reuse to Iterator. Atomic because Iterator
+	// may be called from another goroutine than Next.
+	scratch atomic.Pointer[headIterator]
 }
 
 func (ss *headSeriesSet) Next() bool {
@@ -87,17 +92,21 @@ func (ss *headSeriesSet) Next() bool {
 		// range: which series come back must not depend on how far a
 		// commit in flight has got. The iterator that found the first
 		// sample is kept for the first Iterator call.
-		it := &headIterator{}
+		it := ss.scratch.Swap(nil)
+		if it == nil {
+			it = &headIterator{}
+		}
 		it.reset(hs)
 		if !it.Next() {
 			if err := it.Err(); err != nil {
 				ss.err = err
 				return false
 			}
+			ss.scratch.Store(it)
 			continue
 		}
 		it.peeked = true
-		hs.first = it
+		hs.first, hs.set = it, ss
 		ss.cur = hs
 		return true
 	}
@@ -108,11 +117,20 @@ func (ss *headSeriesSet) At() Series { return ss.cur }
 func (ss *headSeriesSet) Err() error { return ss.err }
 
 // capturedChunk is a chunk a reader may use without any lock: a closed
-// chunk, or a copy of the open one.
+// chunk, which never changes, or a snapshot of the open chunk, which
+// iterates the samples it held at capture while appends go on.
 type capturedChunk struct {
-	chunk            chunks.Chunk
+	chunk            *chunks.XORChunk   // a closed chunk; nil for the open one
+	open             chunks.XORSnapshot // the open chunk as captured
 	minTime, maxTime int64
-	firstIdx         uint64 // index in the series of the chunk's first sample
+	firstIdx         uint64 // index in the series of the chunk's first sample (only set if the read hides samples)
+}
+
+func (c *capturedChunk) iterator(reuse chunks.Iterator) chunks.Iterator {
+	if c.chunk == nil {
+		return c.open.Iterator(reuse)
+	}
+	return c.chunk.Iterator(reuse)
 }
 
 // headSeries is what one read saw of a series: the chunks overlapping its
@@ -123,7 +141,8 @@ type headSeries struct {
 	invisible  []uint64 // sample indices hidden from the read, ascending
 	deleted    tombstones.Intervals
 	mint, maxt int64
-	first      *headIterator // positioned on the first sample; handed out once
+	first      *headIterator  // positioned on the first sample; handed out once
+	set        *headSeriesSet // that found the series; takes back reused iterators
 }
 
 // capture takes what snap may read of the series in [mint, maxt]. It
@@ -138,33 +157,41 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 	*invBuf = invisibleSamples(snap, &s.txs, s.total, (*invBuf)[:0])
 	inv := *invBuf
 
-	// Walk back from the newest chunk to number the samples.
+	// Walk back from the newest chunk. Sample indices (hence the chunks'
+	// sample counts, which cost a cache miss each) are needed only if the
+	// read must hide some samples.
 	var (
 		captured []capturedChunk
-		seen     int // samples captured
+		seen     int // samples captured (counted only if len(inv) > 0)
 		next     = s.total
 		hi       uint64 // index after the newest captured sample
 	)
-	for i := len(s.chunks) - 1; i >= 0; i-- {
-		mc := s.chunks[i]
-		n := uint64(mc.chunk.NumSamples())
-		first := next - n
-		next = first
-		if mc.maxTime < mint || mc.minTime > maxt {
+	last := len(s.chunks) - 1
+	for i := last; i >= 0; i-- {
+		mc := &s.chunks[i]
+		var n, first uint64
+		if len(inv) > 0 {
+			n = uint64(mc.chunk.NumSamples())
+			first = next - n
+			next = first
+		}
+		if mc.maxTime < mint {
+			break // older chunks end earlier still
+		}
+		if mc.minTime > maxt {
 			continue
 		}
-		var c chunks.Chunk = mc.chunk
-		if i == len(s.chunks)-1 {
-			// The open chunk is appended to concurrently: read a copy.
-			var err error
-			if c, err = chunks.FromData(chunks.EncXOR, bytes.Clone(mc.chunk.Bytes())); err != nil {
-				continue // unreachable: the bytes are our own XOR chunk
-			}
-		}
-		if len(captured) == 0 {
+		if captured == nil {
+			captured = make([]capturedChunk, 0, i+1)
 			hi = first + n
 		}
-		captured = append(captured, capturedChunk{chunk: c, minTime: mc.minTime, maxTime: mc.maxTime, firstIdx: first})
+		cc := capturedChunk{chunk: mc.chunk, minTime: mc.minTime, maxTime: mc.maxTime, firstIdx: first}
+		if i == last {
+			// The open chunk is appended to concurrently: take a snapshot
+			// (under s.mu, as the chunks package requires).
+			cc.chunk, cc.open = nil, mc.chunk.Snapshot()
+		}
+		captured = append(captured, cc)
 		seen += int(n)
 	}
 	if len(captured) == 0 {
@@ -195,6 +222,11 @@ func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	if it := hs.first; it != nil {
 		hs.first = nil
+		// The caller gives up reuse: let the set position the next series
+		// with it instead of allocating.
+		if r, ok := reuse.(*headIterator); ok && r != nil && r != it {
+			hs.set.scratch.CompareAndSwap(nil, r)
+		}
 		return it
 	}
 	it, ok := reuse.(*headIterator)
@@ -225,11 +257,14 @@ type headIterator struct {
 	// peeked: the current sample was found by the series set and not yet
 	// returned by Next.
 	peeked bool
+	// plain is set while the current chunk lies inside [mint, maxt] and
+	// the read hides nothing in it: Next then passes samples straight on.
+	plain bool
 }
 
 func (it *headIterator) reset(hs *headSeries) {
 	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
-	it.t, it.v, it.done, it.err, it.valid, it.peeked = 0, 0, false, nil, false, false
+	it.t, it.v, it.done, it.err, it.valid, it.peeked, it.plain = 0, 0, false, nil, false, false, false
 }
 
 // nextRaw advances to the next sample of the captured chunks, whatever its
@@ -260,8 +295,9 @@ func (it *headIterator) nextChunk(ci int) bool {
 	}
 	c := &it.s.chunks[ci]
 	it.ci = ci
-	it.it = c.chunk.Iterator(it.it)
+	it.it = c.iterator(it.it)
 	it.idx = c.firstIdx - 1 // incremented before the first sample
+	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && len(it.s.invisible) == 0 && len(it.s.deleted) == 0
 	return true
 }
 
@@ -272,6 +308,12 @@ func (it *headIterator) Next() bool {
 	}
 	if it.done {
 		return false
+	}
+	if it.plain && it.it.Next() {
+		it.idx++
+		it.t, it.v = it.it.At()
+		it.valid = true
+		return true
 	}
 	for it.nextRaw() {
 		if it.t > it.s.maxt {

@@ -326,6 +326,25 @@ func (r *writeIDRing) cap() int {
 // to all) needs no entry while the ring is empty: the ring's window is the
 // newest samples, and everything before the window is visible to all.
 func (r *writeIDRing) push(id, lowWatermark uint64) {
+	if !r.tryPushInline(id, lowWatermark) {
+		r.pushSlow(id, lowWatermark)
+	}
+}
+
+// tryPushInline is push's fast path, small enough for the compiler to
+// inline into the append loop: the steady state, where the new ID replaces
+// the one inline ID (or none). one <= lowWatermark says both: the ring is
+// empty (one == 0) or its ID (one-1) is below the watermark. It reports
+// whether it pushed; if not, call push.
+func (r *writeIDRing) tryPushInline(id, lowWatermark uint64) bool {
+	if r.big == nil && id != 0 && r.one <= lowWatermark {
+		r.one = id + 1
+		return true
+	}
+	return false
+}
+
+func (r *writeIDRing) pushSlow(id, lowWatermark uint64) {
 	r.trim(lowWatermark)
 	switch {
 	case r.big != nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/check"
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -57,19 +58,30 @@ func querySamples(t testing.TB, q Querier, ms ...*labels.Matcher) map[string][]s
 	ss := q.Select(context.Background(), ms...)
 	var prev labels.Labels
 	first := true
-	for ss.Next() {
-		s := ss.At()
-		if !first {
-			require.Negative(t, labels.Compare(prev, s.Labels()), "series not sorted")
-		}
-		first, prev = false, s.Labels()
-		it := s.Iterator(nil)
+	read := func(it chunks.Iterator) []sample {
 		var got []sample
 		for it.Next() {
 			ts, v := it.At()
 			got = append(got, sample{ts, v})
 		}
 		require.NoError(t, it.Err())
+		return got
+	}
+	// Iterators are recycled from series to series, as PromQL does; every
+	// third series is read a second time with a fresh iterator, which must
+	// see the same samples.
+	var it chunks.Iterator
+	for n := 0; ss.Next(); n++ {
+		s := ss.At()
+		if !first {
+			require.Negative(t, labels.Compare(prev, s.Labels()), "series not sorted")
+		}
+		first, prev = false, s.Labels()
+		it = s.Iterator(it)
+		got := read(it)
+		if n%3 == 0 {
+			requireSameSamples(t, map[string][]sample{"": got}, map[string][]sample{"": read(s.Iterator(nil))})
+		}
 		if len(got) > 0 {
 			out[s.Labels().String()] = got
 		}

@@ -26,14 +26,21 @@ type bitReader struct {
 
 // reset points r at data, starting at byte off, and copies the last byte.
 func (r *bitReader) reset(data []byte, off int) {
+	var last byte
+	if len(data) > 0 {
+		last = data[len(data)-1]
+	}
+	r.resetTo(data, off, last)
+}
+
+// resetTo points r at data, starting at byte off, with last standing in
+// for data's last byte, which r never reads.
+func (r *bitReader) resetTo(data []byte, off int, last byte) {
 	r.data = data
 	r.off = off
 	r.buf = 0
 	r.n = 0
-	r.last = 0
-	if len(data) > 0 {
-		r.last = data[len(data)-1]
-	}
+	r.last = last
 }
 
 // bitPos returns the position of the next unread bit, counting from the

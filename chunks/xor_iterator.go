@@ -27,11 +27,23 @@ type xorIterator struct {
 
 // reset starts the iterator over chunk bytes b (header included).
 func (it *xorIterator) reset(b []byte) {
-	it.total = 0
+	var total uint16
 	if len(b) >= headerSize {
-		it.total = binary.BigEndian.Uint16(b)
+		total = binary.BigEndian.Uint16(b)
 	}
-	it.br.reset(b, headerSize)
+	var last byte
+	if len(b) > 0 {
+		last = b[len(b)-1]
+	}
+	it.resetTo(b, total, last)
+}
+
+// resetTo starts the iterator over chunk bytes b holding total samples,
+// whose last byte is last; it reads neither the header nor the last byte
+// of b (see XORSnapshot).
+func (it *xorIterator) resetTo(b []byte, total uint16, last byte) {
+	it.total = total
+	it.br.resetTo(b, headerSize, last)
 	it.read = 0
 	it.t, it.vbits, it.tDelta = 0, 0, 0
 	it.leading, it.trailing = noLeading, 0
