@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The go test -bench wrappers run single phases of the workload against
+// each store, for profiling (-cpuprofile, -memprofile) one phase at a time.
+// The comparison table itself comes from the program (go run ./bench).
+
+var (
+	corpusOnce sync.Once
+	corpusData *corpus
+	corpusErr  error
+)
+
+func benchCorpus(b *testing.B) *corpus {
+	corpusOnce.Do(func() { corpusData, corpusErr = loadCorpus("../../testdata/20kseries.json", 0) })
+	require.NoError(b, corpusErr)
+	return corpusData
+}
+
+func eachConfig(b *testing.B, fn func(b *testing.B, cfg config)) {
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		for _, iso := range []bool{true, false} {
+			cfg := config{k, iso}
+			b.Run(fmt.Sprintf("store=%s/isolation=%v", k, iso), func(b *testing.B) { fn(b, cfg) })
+		}
+	}
+}
+
+func benchStore(b *testing.B, cfg config, series [][]string) store {
+	s, err := openStore(cfg.kind, storeConfig{dir: b.TempDir(), isolation: cfg.isolation, series: series})
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, s.close()) })
+	return s
+}
+
+// BenchmarkIngest measures one scrape round of every target (20,000
+// samples in 40 commits, 2 writers) per iteration.
+func BenchmarkIngest(b *testing.B) {
+	c := benchCorpus(b)
+	eachConfig(b, func(b *testing.B, cfg config) {
+		s := benchStore(b, cfg, c.series)
+		refs := make([]uint64, len(c.series))
+		b.ReportAllocs()
+		r := 0
+		for b.Loop() {
+			_, err := ingest(s, c, refs, r, r+1)
+			require.NoError(b, err)
+			r++
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(r*len(c.series)), "ns/sample")
+	})
+}
+
+// BenchmarkQuery measures each query of the read phase over 240 rounds.
+func BenchmarkQuery(b *testing.B) {
+	c := benchCorpus(b)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		b.Run("store="+k.String(), func(b *testing.B) {
+			s := benchStore(b, config{k, true}, c.series)
+			_, err := ingest(s, c, make([]uint64, len(c.series)), 0, 240)
+			require.NoError(b, err)
+			for _, q := range queries(c) {
+				b.Run("query="+q.name, func(b *testing.B) {
+					b.ReportAllocs()
+					samples := 0
+					for b.Loop() {
+						_, n, err := s.query(q, baseTime, maxTime(240, c.targets()))
+						require.NoError(b, err)
+						samples += n
+					}
+					b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkStress measures one commit of 1–10 samples by each of 1,024
+// concurrent appenders per iteration.
+func BenchmarkStress(b *testing.B) {
+	c := benchCorpus(b)
+	eachConfig(b, func(b *testing.B, cfg config) {
+		s := benchStore(b, cfg, c.series[:1024*stressSeries])
+		b.ReportAllocs()
+		i, samples := 0, 0
+		for b.Loop() {
+			n, err := stress(s, 1024, i, 1)
+			require.NoError(b, err)
+			samples += n
+			i++
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+}
+
+// BenchmarkQueryStart measures opening and closing a querier while 10,000
+// appenders hold uncommitted samples.
+func BenchmarkQueryStart(b *testing.B) {
+	c := benchCorpus(b)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		b.Run("store="+k.String(), func(b *testing.B) {
+			s := benchStore(b, config{k, true}, c.series)
+			_, err := ingest(s, c, make([]uint64, len(c.series)), 0, 4)
+			require.NoError(b, err)
+			apps := make([]appender, openAppends)
+			for i := range apps {
+				apps[i] = s.appender()
+				_, err := apps[i].append(0, i%len(c.series), maxTime(5, c.targets()), 1)
+				require.NoError(b, err)
+			}
+			b.Cleanup(func() {
+				for _, a := range apps {
+					_ = a.rollback()
+				}
+			})
+			b.ReportAllocs()
+			for b.Loop() {
+				require.NoError(b, s.startQuery(baseTime, maxTime(4, c.targets())))
+			}
+		})
+	}
+}
+
+// BenchmarkStressCold measures the stress workload's first commits on a
+// fresh store, where every appender creates its series.
+func BenchmarkStressCold(b *testing.B) {
+	c := benchCorpus(b)
+	eachConfig(b, func(b *testing.B, cfg config) {
+		samples := 0
+		for b.Loop() {
+			b.StopTimer()
+			s, err := openStore(cfg.kind, storeConfig{dir: b.TempDir(), isolation: cfg.isolation, series: c.series[:1024*stressSeries]})
+			require.NoError(b, err)
+			b.StartTimer()
+			n, err := stress(s, 1024, 0, 5)
+			require.NoError(b, err)
+			samples += n
+			b.StopTimer()
+			require.NoError(b, s.close())
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+	})
+}

@@ -1,0 +1,102 @@
+// Command bench runs the same workload against isotsdb and Prometheus's
+// TSDB in one process, alternating between them, and prints a table of
+// medians and ratios isotsdb/Prometheus.
+//
+// Usage (from prom/):
+//
+//	go run ./bench [-runs 5] [-rounds 240] ...
+//
+// The workload: the 20kseries corpus with job and instance labels, targets
+// of 500 series, one commit per target per 15 s scrape, 2 writer
+// goroutines; phases ingest, read, read-while-write and head compaction;
+// then an isolation stress workload (1,024 appenders committing 1–10
+// samples each) and query start with 10,000 open appenders. Every store
+// runs with isolation on and off.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"runtime/pprof"
+)
+
+func main() {
+	var p params
+	runs := flag.Int("runs", 5, "runs per configuration (alternating)")
+	flag.StringVar(&p.corpus, "corpus", "../testdata/20kseries.json", "label sets, one JSON object per line")
+	flag.IntVar(&p.series, "series", 0, "series to use from the corpus (0 = all)")
+	flag.IntVar(&p.rounds, "rounds", 240, "scrape rounds of the ingest phase")
+	flag.IntVar(&p.rwwRounds, "rww-rounds", 120, "scrape rounds written during read-while-write")
+	flag.IntVar(&p.compactRounds, "compact-rounds", 20, "scrape rounds written before the head compaction")
+	flag.IntVar(&p.readReps, "read-reps", 10, "repetitions of the query set in the read phase")
+	flag.IntVar(&p.appenders, "appenders", 1024, "stress: concurrent appenders")
+	flag.IntVar(&p.commits, "commits", 300, "stress: commits per appender")
+	flag.IntVar(&p.qsBatches, "qs-batches", 100, "query start: batches (the median is over batches)")
+	flag.IntVar(&p.qsPerBatch, "qs-per-batch", 10, "query start: queriers per batch")
+	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")
+	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on (for profiling; no table)")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	p.only = *only
+
+	c, err := loadCorpus(p.corpus, p.series)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	res, err := runAll(c, p, *runs, func(s string) { fmt.Fprintln(os.Stderr, s) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if p.only != "" {
+		return
+	}
+	header(os.Stdout, c, p, *runs, prometheusVersion())
+	if !report(os.Stdout, res, queries(c)) {
+		fmt.Println("some targets were missed")
+		pprof.StopCPUProfile()
+		os.Exit(3)
+	}
+	fmt.Println("every target holds")
+}
+
+// prometheusVersion is the version of Prometheus's module in the build.
+func prometheusVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/prometheus/prometheus" {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
+
+// writeHeapProfile writes the live heap to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

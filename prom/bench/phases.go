@@ -1,0 +1,214 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// ingest writes rounds [from, to) of every target with `writers`
+// goroutines, one commit per target per round; refs caches series refs
+// (writers touch disjoint indexes). It returns the number of samples.
+func ingest(s store, c *corpus, refs []uint64, from, to int) (int, error) {
+	var g errgroup.Group
+	var samples atomic.Int64
+	for w := range writers {
+		g.Go(func() error {
+			n := 0
+			for r := from; r < to; r++ {
+				for k := w; k < c.targets(); k += writers {
+					lo, hi := c.target(k)
+					t := scrapeTime(k, r)
+					app := s.appender()
+					for i := lo; i < hi; i++ {
+						ref, err := app.append(refs[i], i, t, c.value(i, r))
+						if err != nil {
+							_ = app.rollback()
+							return fmt.Errorf("bench: append series %d round %d: %w", i, r, err)
+						}
+						refs[i] = ref
+					}
+					if err := app.commit(); err != nil {
+						return fmt.Errorf("bench: commit target %d round %d: %w", k, r, err)
+					}
+					n += hi - lo
+				}
+			}
+			samples.Add(int64(n))
+			return nil
+		})
+	}
+	err := g.Wait()
+	return int(samples.Load()), err
+}
+
+// queryStats is what a set of query executions measured.
+type queryStats struct {
+	latencies map[string][]time.Duration // by query name
+	all       []time.Duration
+	samples   int
+	wall      time.Duration
+}
+
+func newQueryStats() *queryStats {
+	return &queryStats{latencies: map[string][]time.Duration{}}
+}
+
+// run executes q once and records it.
+func (qs *queryStats) run(s store, q *query, mint, maxt int64) error {
+	start := time.Now()
+	series, n, err := s.query(q, mint, maxt)
+	d := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("bench: query %s: %w", q.name, err)
+	}
+	if series == 0 {
+		return fmt.Errorf("bench: query %s matched no series", q.name)
+	}
+	qs.latencies[q.name] = append(qs.latencies[q.name], d)
+	qs.all = append(qs.all, d)
+	qs.samples += n
+	qs.wall += d
+	return nil
+}
+
+// readPhase runs every query reps times, interleaved, over [mint, maxt].
+func readPhase(s store, qs []*query, reps int, mint, maxt int64) (*queryStats, error) {
+	st := newQueryStats()
+	for range reps {
+		for _, q := range qs {
+			if err := st.run(s, q, mint, maxt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// readWhileWrite ingests rounds [from, to) while one reader runs the
+// queries in turn over [mint, the newest round) until the writers finish.
+func readWhileWrite(s store, c *corpus, refs []uint64, qs []*query, from, to int, mint int64) (ingested int, u usage, st *queryStats, err error) {
+	st = newQueryStats()
+	done := make(chan struct{})
+	var rerr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if rerr = st.run(s, qs[i%len(qs)], mint, maxTime(to, c.targets())); rerr != nil {
+				return
+			}
+		}
+	}()
+	m := startMeter()
+	ingested, err = ingest(s, c, refs, from, to)
+	u = m.stop()
+	close(done)
+	wg.Wait()
+	if err == nil {
+		err = rerr
+	}
+	return ingested, u, st, err
+}
+
+// diskPerSample returns the bytes of all blocks on disk and the samples in
+// them.
+func diskPerSample(s store) (bytes, samples uint64, err error) {
+	for _, b := range s.blocks() {
+		samples += b.samples
+		err = filepath.WalkDir(b.dir, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			bytes += uint64(fi.Size())
+			return nil
+		})
+		if err != nil {
+			return 0, 0, fmt.Errorf("bench: block size: %w", err)
+		}
+	}
+	return bytes, samples, nil
+}
+
+// stress runs the isolation stress workload: stressAppenders goroutines,
+// each with its own stressSeries series, each committing `commits`
+// transactions of 1–10 samples (commit indexes [first, first+commits)
+// set the timestamps). It returns the number of samples.
+func stress(s store, appenders, first, commits int) (int, error) {
+	var g errgroup.Group
+	var samples atomic.Int64
+	start := make(chan struct{})
+	for a := range appenders {
+		g.Go(func() error {
+			<-start
+			refs := make([]uint64, stressSeries)
+			n := 0
+			for c := first; c < first+commits; c++ {
+				k := 1 + int(mix(uint64(a), uint64(c))%stressSeries)
+				t := baseTime + int64(c)*1000
+				app := s.appender()
+				for j := range k {
+					ref, err := app.append(refs[j], a*stressSeries+j, t, float64(c))
+					if err != nil {
+						_ = app.rollback()
+						return fmt.Errorf("bench: stress append: %w", err)
+					}
+					refs[j] = ref
+				}
+				if err := app.commit(); err != nil {
+					return fmt.Errorf("bench: stress commit: %w", err)
+				}
+				n += k
+			}
+			samples.Add(int64(n))
+			return nil
+		})
+	}
+	close(start)
+	err := g.Wait()
+	return int(samples.Load()), err
+}
+
+// queryStart opens openAppends appenders, each with one sample buffered
+// (a write in flight), and returns the median time to open and close a
+// querier over [mint, maxt] while they are open, measured in batches.
+func queryStart(s store, c *corpus, t, mint, maxt int64, batches, perBatch int) (time.Duration, error) {
+	apps := make([]appender, openAppends)
+	for i := range apps {
+		apps[i] = s.appender()
+		if _, err := apps[i].append(0, i%len(c.series), t, 1); err != nil {
+			return 0, fmt.Errorf("bench: open appender: %w", err)
+		}
+	}
+	defer func() {
+		for _, a := range apps {
+			_ = a.rollback()
+		}
+	}()
+	ds := make([]time.Duration, 0, batches)
+	for range batches {
+		start := time.Now()
+		for range perBatch {
+			if err := s.startQuery(mint, maxt); err != nil {
+				return 0, err
+			}
+		}
+		ds = append(ds, time.Since(start)/time.Duration(perBatch))
+	}
+	return percentile(ds, 0.5), nil
+}

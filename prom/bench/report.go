@@ -1,0 +1,196 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// median returns the median of figure name over runs.
+func median(fs []figures, name string) float64 {
+	vs := make([]float64, 0, len(fs))
+	for _, f := range fs {
+		if v, ok := f[name]; ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
+// target is a bound on a ratio.
+type target struct {
+	max   bool // the ratio must be ≤ bound (else ≥)
+	bound float64
+}
+
+func (t *target) String() string {
+	if t == nil {
+		return ""
+	}
+	if t.max {
+		return fmt.Sprintf("≤ %.2f", t.bound)
+	}
+	return fmt.Sprintf("≥ %.2f", t.bound)
+}
+
+func (t *target) holds(r float64) bool {
+	if t.max {
+		return r <= t.bound
+	}
+	return r >= t.bound
+}
+
+func atMost(b float64) *target  { return &target{max: true, bound: b} }
+func atLeast(b float64) *target { return &target{bound: b} }
+
+// row is one figure of the table.
+type row struct {
+	label  string
+	figure string
+	unit   string  // how values print: "ns", "B", "/s", "x", "s", "n"
+	target *target // on the ratio isotsdb/Prometheus, nil if none
+	abs    *target // on isotsdb's own value, nil if none
+}
+
+// report prints the comparison table and returns whether every target held.
+func report(w io.Writer, res map[config][]figures, qs []*query) bool {
+	ok := true
+	iso, prom := res[config{isotsdbStore, true}], res[config{prometheusStore, true}]
+	isoOff, promOff := res[config{isotsdbStore, false}], res[config{prometheusStore, false}]
+
+	sections := []struct {
+		name string
+		rows []row
+	}{
+		{"ingest (isolation on)", []row{
+			{label: "CPU per sample", figure: "ingest.cpu", unit: "ns", target: atMost(1.0)},
+			{label: "samples/s (wall)", figure: "ingest.rate", unit: "/s"},
+			{label: "heap per series after GC", figure: "ingest.heap", unit: "B", target: atMost(0.8)},
+			{label: "allocations per sample", figure: "ingest.allocs", unit: "n"},
+		}},
+		{"read (full range, after ingest)", readRows(qs)},
+		{"read while writing", []row{
+			{label: "ingest samples/s (wall)", figure: "rww.ingest", unit: "/s"},
+			{label: "read samples/s", figure: "rww.read", unit: "/s"},
+			{label: "query p50 (all queries)", figure: "rww.p50", unit: "ns"},
+			{label: "query p99 (all queries)", figure: "rww.p99", unit: "ns"},
+		}},
+		{"head compaction", []row{
+			{label: "phase wall (last rounds + compaction)", figure: "compact.wall", unit: "s"},
+			{label: "phase CPU", figure: "compact.cpu", unit: "s"},
+			{label: "samples in blocks", figure: "disk.samples", unit: "n"},
+			{label: "bytes on disk per sample", figure: "disk.bytes", unit: "B", target: atMost(1.0)},
+		}},
+		{"isolation stress (1,024 appenders, 1–10 samples per commit)", []row{
+			{label: "CPU per sample", figure: "stress.cpu", unit: "ns"},
+			{label: "wall per sample", figure: "stress.wall", unit: "ns"},
+		}},
+		{"query start with 10,000 open appenders", []row{
+			{label: "open + close a querier (median)", figure: "qstart", unit: "ns", abs: atMost(1000)},
+		}},
+	}
+	fmt.Fprintf(w, "%-48s %14s %14s %9s  %-8s\n", "figure (medians)", "isotsdb", "prometheus", "ratio", "target")
+	for _, sec := range sections {
+		fmt.Fprintf(w, "%s\n", sec.name)
+		for _, r := range sec.rows {
+			a, b := median(iso, r.figure), median(prom, r.figure)
+			ratio := a / b
+			mark, tgt := "", ""
+			if r.target != nil {
+				tgt = r.target.String()
+				mark = verdict(r.target.holds(ratio), &ok)
+			}
+			if r.abs != nil {
+				tgt = r.abs.String() + " ns"
+				mark = verdict(r.abs.holds(a), &ok)
+			}
+			fmt.Fprintf(w, "  %-46s %14s %14s %9.3f  %-8s %s\n", r.label, format(a, r.unit), format(b, r.unit), ratio, tgt, mark)
+		}
+	}
+
+	fmt.Fprintf(w, "isolation cost (on/off, each store against itself)\n")
+	fmt.Fprintf(w, "  %-46s %14s %14s %9s  %-8s\n", "", "isotsdb", "prometheus", "", "target")
+	for _, r := range []row{
+		{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
+		{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)},
+	} {
+		a, b := median(iso, r.figure), median(prom, r.figure)
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
+	}
+	for _, r := range []row{
+		{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
+		{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
+		{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
+		{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"},
+	} {
+		a := median(iso, r.figure) / median(isoOff, r.figure)
+		b := median(prom, r.figure) / median(promOff, r.figure)
+		mark, tgt := "", ""
+		if r.target != nil {
+			tgt = r.target.String()
+			mark = verdict(r.target.holds(a), &ok)
+		}
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", tgt, mark)
+	}
+	return ok
+}
+
+func readRows(qs []*query) []row {
+	rows := []row{{label: "samples/s (all queries)", figure: "read.rate", unit: "/s", target: atLeast(1.25)}}
+	for _, q := range qs {
+		rows = append(rows,
+			row{label: "p50 " + q.name, figure: "read.p50." + q.name, unit: "ns"},
+			row{label: "p99 " + q.name, figure: "read.p99." + q.name, unit: "ns", target: atMost(1.0)})
+	}
+	return rows
+}
+
+func verdict(holds bool, ok *bool) string {
+	if holds {
+		return "ok"
+	}
+	*ok = false
+	return "MISSED"
+}
+
+// format prints v in unit u.
+func format(v float64, u string) string {
+	switch u {
+	case "ns":
+		switch {
+		case v >= 1e6:
+			return fmt.Sprintf("%.2f ms", v/1e6)
+		case v >= 1e4:
+			return fmt.Sprintf("%.1f µs", v/1e3)
+		default:
+			return fmt.Sprintf("%.1f ns", v)
+		}
+	case "B":
+		return fmt.Sprintf("%.2f B", v)
+	case "/s":
+		return fmt.Sprintf("%.2f M/s", v/1e6)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	default:
+		if v == float64(int64(v)) {
+			return fmt.Sprintf("%d", int64(v))
+		}
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+// header describes the run.
+func header(w io.Writer, c *corpus, p params, runs int, promVersion string) {
+	fmt.Fprintf(w, "isotsdb vs Prometheus TSDB %s: %d series in %d targets of %d, %d writers, %d scrape rounds 15 s apart,\n",
+		promVersion, len(c.series), c.targets(), targetSize, writers, p.rounds)
+	fmt.Fprintf(w, "WAL snappy, 1h blocks, medians of %d alternating runs per configuration\n", runs)
+	fmt.Fprintln(w, strings.Repeat("-", 100))
+}

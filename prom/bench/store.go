@@ -1,0 +1,80 @@
+package main
+
+// store is one TSDB under test, behind the operations the workload needs.
+// Each implementation converts the corpus into its own label type once, at
+// open, so that label building is outside every measurement; both keep
+// those label sets alive (a scrape loop's series cache does the same).
+type store interface {
+	// appender starts a transaction.
+	appender() appender
+	// query runs q over [mint, maxt], reads every sample and returns the
+	// number of series and samples read.
+	query(q *query, mint, maxt int64) (series, samples int, err error)
+	// startQuery opens a querier over [mint, maxt] and closes it.
+	startQuery(mint, maxt int64) error
+	// compact writes every head range that is due into a block and
+	// truncates the head.
+	compact() error
+	// blocks returns the directories of the blocks and their sample counts.
+	blocks() []blockInfo
+	// close closes the DB.
+	close() error
+}
+
+// appender is one transaction; refs are the store's series references.
+type appender interface {
+	// append adds series i's sample (i indexes the corpus or, for the
+	// stress workload, the store's stress series).
+	append(ref uint64, i int, t int64, v float64) (uint64, error)
+	commit() error
+	rollback() error
+}
+
+// blockInfo is one block on disk.
+type blockInfo struct {
+	dir     string
+	samples uint64
+}
+
+// storeKind names a store implementation.
+type storeKind int
+
+const (
+	isotsdbStore storeKind = iota
+	prometheusStore
+)
+
+func (k storeKind) String() string {
+	if k == isotsdbStore {
+		return "isotsdb"
+	}
+	return "prometheus"
+}
+
+// storeConfig is what a store is opened with.
+type storeConfig struct {
+	dir       string
+	isolation bool
+	series    [][]string // label name/value pairs of the series to write
+}
+
+// openStore opens a fresh store of kind k.
+func openStore(k storeKind, cfg storeConfig) (store, error) {
+	if k == isotsdbStore {
+		return openIsotsdb(cfg)
+	}
+	return openPrometheus(cfg)
+}
+
+// query is a label selector in a store-neutral form.
+type query struct {
+	name     string    // what the table calls it
+	matchers []matcher // all must match
+	prepared [2]any    // per store kind: its own matcher values
+}
+
+// matcher is one label matcher: equality or regex.
+type matcher struct {
+	name, value string
+	regex       bool
+}

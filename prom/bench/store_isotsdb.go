@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/isotsdb/tsdb"
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// isoStore is isotsdb opened through its native API.
+type isoStore struct {
+	db    *tsdb.DB
+	lsets []labels.Labels
+	it    chunks.Iterator // reused by query; query is called from one goroutine
+	sink  float64
+}
+
+func openIsotsdb(cfg storeConfig) (*isoStore, error) {
+	o := tsdb.DefaultOptions()
+	o.IsolationDisabled = !cfg.isolation
+	o.MinBlockDuration = time.Duration(blockRange) * time.Millisecond
+	o.MaxBlockDuration = time.Duration(blockRange) * time.Millisecond
+	o.WALCompression = true
+	db, err := tsdb.Open(cfg.dir, nil, nil, o)
+	if err != nil {
+		return nil, fmt.Errorf("bench: open isotsdb: %w", err)
+	}
+	s := &isoStore{db: db, lsets: make([]labels.Labels, len(cfg.series))}
+	for i, kv := range cfg.series {
+		s.lsets[i] = labels.FromStrings(kv...)
+	}
+	return s, nil
+}
+
+type isoAppender struct {
+	app   tsdb.Appender
+	lsets []labels.Labels
+}
+
+func (s *isoStore) appender() appender {
+	return &isoAppender{app: s.db.Appender(context.Background()), lsets: s.lsets}
+}
+
+func (a *isoAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
+	r, err := a.app.Append(tsdb.SeriesRef(ref), a.lsets[i], t, v)
+	return uint64(r), err
+}
+func (a *isoAppender) commit() error   { return a.app.Commit() }
+func (a *isoAppender) rollback() error { return a.app.Rollback() }
+
+func (s *isoStore) matchers(q *query) []*labels.Matcher {
+	if ms, ok := q.prepared[isotsdbStore].([]*labels.Matcher); ok {
+		return ms
+	}
+	ms := make([]*labels.Matcher, len(q.matchers))
+	for i, m := range q.matchers {
+		t := labels.MatchEqual
+		if m.regex {
+			t = labels.MatchRegexp
+		}
+		ms[i] = labels.MustNewMatcher(t, m.name, m.value)
+	}
+	q.prepared[isotsdbStore] = ms
+	return ms
+}
+
+func (s *isoStore) query(q *query, mint, maxt int64) (series, samples int, err error) {
+	ms := s.matchers(q)
+	qr, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), ms...)
+	sum := 0.0
+	for ss.Next() {
+		series++
+		s.it = ss.At().Iterator(s.it)
+		for s.it.Next() {
+			_, v := s.it.At()
+			sum += v
+			samples++
+		}
+		if err := s.it.Err(); err != nil {
+			return 0, 0, err
+		}
+	}
+	s.sink += sum // keeps the reads from being optimised away
+	return series, samples, ss.Err()
+}
+
+func (s *isoStore) startQuery(mint, maxt int64) error {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return err
+	}
+	return q.Close()
+}
+
+func (s *isoStore) compact() error { return s.db.Compact(context.Background()) }
+
+func (s *isoStore) blocks() []blockInfo {
+	var out []blockInfo
+	for _, m := range s.db.Blocks() {
+		out = append(out, blockInfo{dir: s.db.Dir() + "/" + m.ULID.String(), samples: m.Stats.NumSamples})
+	}
+	return out
+}
+
+func (s *isoStore) close() error { return s.db.Close() }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	promtsdb "github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/compression"
+)
+
+// promStore is Prometheus's TSDB (the version in go.mod) through its
+// native API, configured as a Prometheus server configures it except for
+// the block range, which both stores share.
+type promStore struct {
+	db    *promtsdb.DB
+	lsets []labels.Labels
+	it    chunkenc.Iterator
+	sink  float64
+}
+
+func openPrometheus(cfg storeConfig) (*promStore, error) {
+	o := promtsdb.DefaultOptions()
+	o.IsolationDisabled = !cfg.isolation
+	o.MinBlockDuration = blockRange
+	o.MaxBlockDuration = blockRange
+	o.WALCompression = compression.Snappy
+	db, err := promtsdb.Open(cfg.dir, nil, nil, o, nil)
+	if err != nil {
+		return nil, fmt.Errorf("bench: open prometheus: %w", err)
+	}
+	s := &promStore{db: db, lsets: make([]labels.Labels, len(cfg.series))}
+	for i, kv := range cfg.series {
+		s.lsets[i] = labels.FromStrings(kv...)
+	}
+	return s, nil
+}
+
+type promAppender struct {
+	app   storage.Appender
+	lsets []labels.Labels
+}
+
+func (s *promStore) appender() appender {
+	return &promAppender{app: s.db.Appender(context.Background()), lsets: s.lsets}
+}
+
+func (a *promAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
+	r, err := a.app.Append(storage.SeriesRef(ref), a.lsets[i], t, v)
+	return uint64(r), err
+}
+func (a *promAppender) commit() error   { return a.app.Commit() }
+func (a *promAppender) rollback() error { return a.app.Rollback() }
+
+func (s *promStore) matchers(q *query) []*labels.Matcher {
+	if ms, ok := q.prepared[prometheusStore].([]*labels.Matcher); ok {
+		return ms
+	}
+	ms := make([]*labels.Matcher, len(q.matchers))
+	for i, m := range q.matchers {
+		t := labels.MatchEqual
+		if m.regex {
+			t = labels.MatchRegexp
+		}
+		ms[i] = labels.MustNewMatcher(t, m.name, m.value)
+	}
+	q.prepared[prometheusStore] = ms
+	return ms
+}
+
+func (s *promStore) query(q *query, mint, maxt int64) (series, samples int, err error) {
+	ms := s.matchers(q)
+	qr, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer qr.Close()
+	// Sorted, as isotsdb's Select always returns its series.
+	ss := qr.Select(context.Background(), true, nil, ms...)
+	sum := 0.0
+	for ss.Next() {
+		series++
+		s.it = ss.At().Iterator(s.it)
+		for s.it.Next() == chunkenc.ValFloat {
+			_, v := s.it.At()
+			sum += v
+			samples++
+		}
+		if err := s.it.Err(); err != nil {
+			return 0, 0, err
+		}
+	}
+	s.sink += sum
+	return series, samples, ss.Err()
+}
+
+func (s *promStore) startQuery(mint, maxt int64) error {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return err
+	}
+	return q.Close()
+}
+
+func (s *promStore) compact() error { return s.db.Compact(context.Background()) }
+
+func (s *promStore) blocks() []blockInfo {
+	var out []blockInfo
+	for _, b := range s.db.Blocks() {
+		m := b.Meta()
+		out = append(out, blockInfo{dir: filepath.Join(s.db.Dir(), m.ULID.String()), samples: m.Stats.NumSamples})
+	}
+	return out
+}
+
+func (s *promStore) close() error { return s.db.Close() }
