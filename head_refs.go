@@ -158,7 +158,11 @@ func (t *refTable) pageLocked(i uint64) *refPage {
 	if i < uint64(len(dir)) && dir[i] != nil {
 		return dir[i]
 	}
-	nd := make([]*refPage, max(uint64(len(dir)), i+1, 2*uint64(len(dir))))
+	n := uint64(len(dir))
+	if i >= n {
+		n = max(i+1, 2*n) // grow geometrically
+	}
+	nd := make([]*refPage, n)
 	copy(nd, dir)
 	p := &refPage{}
 	nd[i] = p

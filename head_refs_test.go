@@ -102,3 +102,16 @@ func TestRefTableConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRefTableDirectorySize checks that the directory grows with the
+// highest ref, not with the number of pages created.
+func TestRefTableDirectorySize(t *testing.T) {
+	var rt refTable
+	const pages = 100
+	for ref := SeriesRef(1); ref <= pages*refPageSize; ref++ {
+		rt.set(newMemSeries(ref, labels.EmptyLabels()))
+	}
+	n := len(*rt.dir.Load())
+	require.GreaterOrEqual(t, n, pages+1)
+	require.LessOrEqual(t, n, 2*(pages+1), "directory of %d entries for %d pages", n, pages+1)
+}

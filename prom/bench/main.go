@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 )
@@ -53,6 +54,9 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	p.only = *only
+	if p.heapProfile != "" {
+		runtime.MemProfileRate = 64 // fine-grained: the profile is for accounting bytes per series
+	}
 
 	c, err := loadCorpus(p.corpus, p.series)
 	if err != nil {
