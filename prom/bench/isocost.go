@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -11,14 +10,15 @@ import (
 // run-to-run noise of whole runs on a shared 2-core machine (the same
 // store's medians move by ±2% between invocations). So the cost is also
 // measured paired: one store with isolation on and one with it off are
-// open side by side and written in alternating blocks, A B B A A B ...,
-// each block's process CPU time charged to the store that ran it. Both
-// stores are live through the whole measurement, so GC work (driven by the
-// two heaps together) falls on both alike. The figure is the median over
-// blocks of cpu(on)/cpu(off) for consecutive pairs.
-
-// isolationCostBlocks is the number of block pairs per measurement.
-const isolationCostBlocks = 12
+// open side by side and written in alternating blocks, A B B A A B ...:
+// one scrape round of every target (a few milliseconds), or a twelfth of
+// the stress commits (longer, since each stress block starts 1,024
+// goroutines, which must stay a small part of it); each block's CPU time
+// charged to the store that ran it. Drift of the machine (clock speed,
+// other tenants) hits both halves of a pair alike; both stores are live
+// throughout, so GC work, driven by the two heaps together, falls on both
+// alike too, and a pair a GC cycle lands in is an outlier the median
+// ignores. The figure is the median over pairs of cpu(on)/cpu(off).
 
 // pairedStores opens a store of kind k with isolation on and one with it
 // off, on the given series, and closes them at the end of fn.
@@ -40,12 +40,15 @@ func pairedStores(k storeKind, series [][]string, tmp string, fn func(on, off st
 	return fn(stores[0], stores[1])
 }
 
-// pairedRatio runs block(s, i) for i in [0, 2*isolationCostBlocks) on on
-// and off alternately (ABBA order, so neither always goes first) and
-// returns the median of the CPU ratios on/off of the pairs.
-func pairedRatio(on, off store, block func(s store, i int) (int, error)) (float64, error) {
+// stressPairs is the number of block pairs of the stress measurement.
+const stressPairs = 12
+
+// pairedRatio runs block(s, i) for i in [0, pairs) on on and off
+// alternately (ABBA order, so neither always goes first) and returns the
+// median of the CPU ratios on/off of the pairs.
+func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, error)) (float64, error) {
 	var ratios []float64
-	for i := range isolationCostBlocks {
+	for i := range pairs {
 		var cpu [2]float64 // per sample; 0 = on, 1 = off
 		order := []int{0, 1}
 		if i%2 == 1 {
@@ -66,8 +69,7 @@ func pairedRatio(on, off store, block func(s store, i int) (int, error)) (float6
 		}
 		ratios = append(ratios, cpu[0]/cpu[1])
 	}
-	slices.Sort(ratios)
-	return (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2, nil
+	return medianOf(ratios), nil
 }
 
 // runIsolationCost measures the paired isolation cost of store kind k on
@@ -83,13 +85,12 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 				return err
 			}
 		}
-		per := max(1, p.rounds/isolationCostBlocks)
-		r, err := pairedRatio(on, off, func(s store, i int) (int, error) {
+		r, err := pairedRatio(on, off, p.rounds, func(s store, i int) (int, error) {
 			j := 0
 			if s == off {
 				j = 1
 			}
-			return ingest(s, c, refs[j], 1+i*per, 1+(i+1)*per)
+			return ingest(s, c, refs[j], 1+i, 2+i)
 		})
 		f["isocost.scrape"] = r
 		return err
@@ -107,8 +108,8 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 				return err
 			}
 		}
-		per := max(1, p.commits/isolationCostBlocks)
-		r, err := pairedRatio(on, off, func(s store, i int) (int, error) {
+		per := max(1, p.commits/stressPairs)
+		r, err := pairedRatio(on, off, stressPairs, func(s store, i int) (int, error) {
 			return stress(s, p.appenders, 1+i*per, per)
 		})
 		f["isocost.stress"] = r

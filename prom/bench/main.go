@@ -39,7 +39,7 @@ func main() {
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")
-	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on (for profiling; no table)")
+	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on, or \"paired\" for the paired isolation cost (for profiling; no table)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

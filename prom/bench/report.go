@@ -15,6 +15,11 @@ func median(fs []figures, name string) float64 {
 			vs = append(vs, v)
 		}
 	}
+	return medianOf(vs)
+}
+
+// medianOf returns the median of vs (0 if empty); it sorts vs.
+func medianOf(vs []float64) float64 {
 	if len(vs) == 0 {
 		return 0
 	}

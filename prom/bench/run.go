@@ -228,7 +228,7 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 		}
 		for j := range 2 {
 			k := storeKind((j + r) % 2)
-			if p.only != "" {
+			if p.only != "" && p.only != "paired" {
 				continue
 			}
 			f, err := runIsolationCost(k, c, p)
@@ -237,6 +237,10 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			}
 			// Filed with the run's isolation-on figures of the store.
 			fs := out[config{k, true}]
+			if len(fs) < r+1 { // -only paired
+				fs = append(fs, figures{})
+				out[config{k, true}] = fs
+			}
 			for name, v := range f {
 				fs[len(fs)-1][name] = v
 			}
