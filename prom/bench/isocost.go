@@ -21,10 +21,19 @@ import (
 // ignores. The figure is the median over pairs of cpu(on)/cpu(off).
 
 // pairedStores opens a store of kind k with isolation on and one with it
-// off, on the given series, and closes them at the end of fn.
-func pairedStores(k storeKind, series [][]string, tmp string, fn func(on, off store) error) error {
+// off, on the given series (the one with isolation on first if onFirst),
+// and closes them at the end of fn.
+func pairedStores(k storeKind, series [][]string, tmp string, onFirst bool, fn func(on, off store) error) error {
 	var stores [2]store
-	for i, iso := range []bool{true, false} {
+	isos := []bool{true, false}
+	if !onFirst {
+		isos = []bool{false, true}
+	}
+	for _, iso := range isos {
+		i := 0
+		if !iso {
+			i = 1
+		}
 		dir, err := os.MkdirTemp(tmp, "paired-"+k.String()+"-")
 		if err != nil {
 			return err
@@ -45,8 +54,8 @@ const stressPairs = 12
 
 // pairedRatio runs block(s, i) for i in [0, pairs) on on and off
 // alternately (ABBA order, so neither always goes first) and returns the
-// median of the CPU ratios on/off of the pairs.
-func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, error)) (float64, error) {
+// CPU ratios on/off of the pairs.
+func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, error)) ([]float64, error) {
 	var ratios []float64
 	for i := range pairs {
 		var cpu [2]float64 // per sample; 0 = on, 1 = off
@@ -63,13 +72,13 @@ func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, erro
 			n, err := block(s, i)
 			u := m.stop()
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			cpu[which] = float64(u.cpu.Nanoseconds()) / float64(n)
 		}
 		ratios = append(ratios, cpu[0]/cpu[1])
 	}
-	return medianOf(ratios), nil
+	return ratios, nil
 }
 
 // runIsolationCost measures the paired isolation cost of store kind k on
@@ -77,47 +86,51 @@ func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, erro
 func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 	f := figures{}
 	start := time.Now()
-	err := pairedStores(k, c.series, p.tmp, func(on, off store) error {
-		refs := [2][]uint64{make([]uint64, len(c.series)), make([]uint64, len(c.series))}
-		// Round 0 creates the series; the blocks measure steady scrapes.
-		for i, s := range []store{on, off} {
-			if _, err := ingest(s, c, refs[i], 0, 1); err != nil {
-				return err
+	// Each measurement is made twice, with the stores opened in either
+	// order, so that neither setting always gets the first-created heap and
+	// files; the figure is the median over the pairs of both.
+	var scrape, stressed []float64
+	for _, onFirst := range []bool{true, false} {
+		err := pairedStores(k, c.series, p.tmp, onFirst, func(on, off store) error {
+			refs := map[store][]uint64{on: make([]uint64, len(c.series)), off: make([]uint64, len(c.series))}
+			// Round 0 creates the series; the blocks measure steady scrapes.
+			for _, s := range []store{on, off} {
+				if _, err := ingest(s, c, refs[s], 0, 1); err != nil {
+					return err
+				}
 			}
-		}
-		r, err := pairedRatio(on, off, p.rounds, func(s store, i int) (int, error) {
-			j := 0
-			if s == off {
-				j = 1
-			}
-			return ingest(s, c, refs[j], 1+i, 2+i)
+			r, err := pairedRatio(on, off, p.rounds, func(s store, i int) (int, error) {
+				return ingest(s, c, refs[s], 1+i, 2+i)
+			})
+			scrape = append(scrape, r...)
+			return err
 		})
-		f["isocost.scrape"] = r
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: paired isolation cost (scrape) of %s: %w", k, err)
-	}
-	need := p.appenders * stressSeries
-	if need > len(c.series) {
-		return nil, fmt.Errorf("bench: stress needs %d series, the corpus has %d", need, len(c.series))
-	}
-	err = pairedStores(k, c.series[:need], p.tmp, func(on, off store) error {
-		for _, s := range []store{on, off} {
-			if _, err := stress(s, p.appenders, 0, 1); err != nil { // creates the series
-				return err
-			}
+		if err != nil {
+			return nil, fmt.Errorf("bench: paired isolation cost (scrape) of %s: %w", k, err)
 		}
-		per := max(1, p.commits/stressPairs)
-		r, err := pairedRatio(on, off, stressPairs, func(s store, i int) (int, error) {
-			return stress(s, p.appenders, 1+i*per, per)
+		need := p.appenders * stressSeries
+		if need > len(c.series) {
+			return nil, fmt.Errorf("bench: stress needs %d series, the corpus has %d", need, len(c.series))
+		}
+		err = pairedStores(k, c.series[:need], p.tmp, onFirst, func(on, off store) error {
+			for _, s := range []store{on, off} {
+				if _, err := stress(s, p.appenders, 0, 1); err != nil { // creates the series
+					return err
+				}
+			}
+			per := max(1, p.commits/stressPairs)
+			r, err := pairedRatio(on, off, stressPairs, func(s store, i int) (int, error) {
+				return stress(s, p.appenders, 1+i*per, per)
+			})
+			stressed = append(stressed, r...)
+			return err
 		})
-		f["isocost.stress"] = r
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: paired isolation cost (stress) of %s: %w", k, err)
+		if err != nil {
+			return nil, fmt.Errorf("bench: paired isolation cost (stress) of %s: %w", k, err)
+		}
 	}
+	f["isocost.scrape"] = medianOf(scrape)
+	f["isocost.stress"] = medianOf(stressed)
 	f["isocost.seconds"] = time.Since(start).Seconds()
 	return f, nil
 }
