@@ -99,29 +99,7 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 	)
 	for ss.Next() {
 		s := ss.At()
-		it = s.Iterator(it)
-		batch = batch[:0]
-		var (
-			c   *chunks.XORChunk
-			app chunks.Appender
-		)
-		for it.Next() {
-			t, v := it.At()
-			if t < meta.MinTime || t >= meta.MaxTime {
-				continue
-			}
-			if c == nil || c.NumSamples() >= samplesPerChunk {
-				c = chunks.NewXORChunk()
-				if app, err = c.Appender(); err != nil {
-					return false, err
-				}
-				batch = append(batch, chunks.Meta{Chunk: c, MinTime: t})
-			}
-			app.Append(t, v)
-			batch[len(batch)-1].MaxTime = t
-			meta.Stats.NumSamples++
-		}
-		if err := it.Err(); err != nil {
+		if batch, it, err = blockChunks(s, meta, samplesPerChunk, batch[:0], it); err != nil {
 			return false, fmt.Errorf("read %s: %w", s.Labels(), err)
 		}
 		if len(batch) == 0 {
@@ -162,6 +140,61 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 		return false, err
 	}
 	return true, nil
+}
+
+// wholeChunker is a series that can hand its chunks to a block writer as
+// they are, without decoding them.
+type wholeChunker interface {
+	// wholeChunks appends to buf the series' chunks if all of them lie in
+	// [mint, maxt), hold at most samplesPerChunk samples each, are final
+	// (not open to appends) and hold no sample the reader must not see;
+	// it returns them with their number of samples, or ok false (and buf
+	// unspecified) if any of that does not hold.
+	wholeChunks(mint, maxt int64, samplesPerChunk int, buf []chunks.Meta) (_ []chunks.Meta, samples int, ok bool)
+}
+
+// blockChunks appends to batch the chunks of s for the block: its own
+// chunks if it can hand them over whole (wholeChunker), else its samples in
+// [meta.MinTime, meta.MaxTime) encoded into new chunks. It counts the
+// samples in meta. it is an iterator to recycle, returned for the next call.
+func blockChunks(s Series, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta, it chunks.Iterator) ([]chunks.Meta, chunks.Iterator, error) {
+	if wc, ok := s.(wholeChunker); ok {
+		if b, n, ok := wc.wholeChunks(meta.MinTime, meta.MaxTime, samplesPerChunk, batch); ok {
+			meta.Stats.NumSamples += uint64(n)
+			return b, it, nil
+		}
+	}
+	it = s.Iterator(it)
+	batch, err := reencode(it, meta, samplesPerChunk, batch)
+	return batch, it, err
+}
+
+// reencode appends to batch the samples of it in [meta.MinTime,
+// meta.MaxTime), encoded into new chunks of at most samplesPerChunk
+// samples, and counts them in meta.
+func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta) ([]chunks.Meta, error) {
+	var (
+		c   *chunks.XORChunk
+		app *chunks.XORAppender
+		err error
+	)
+	for it.Next() {
+		t, v := it.At()
+		if t < meta.MinTime || t >= meta.MaxTime {
+			continue
+		}
+		if c == nil || c.NumSamples() >= samplesPerChunk {
+			c = chunks.NewXORChunk()
+			if app, err = c.XORAppender(); err != nil {
+				return batch, err
+			}
+			batch = append(batch, chunks.Meta{Chunk: c, MinTime: t})
+		}
+		app.Append(t, v)
+		batch[len(batch)-1].MaxTime = t
+		meta.Stats.NumSamples++
+	}
+	return batch, it.Err()
 }
 
 // writeIndex writes the index of series, which are sorted by labels.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -383,4 +384,55 @@ func TestHeadBoundedByWindow(t *testing.T) {
 	}
 	require.Positive(t, maxChunks)
 	require.GreaterOrEqual(t, len(db.Blocks()), 3)
+}
+
+// TestBlockChunksCopiesHeadChunks checks the head-compaction fast path: a
+// series whose chunks in the block range are all closed and hide nothing
+// goes into the block with its own chunks (the same objects, not
+// re-encoded); a series with deleted samples is re-encoded from the
+// samples the read sees.
+func TestBlockChunksCopiesHeadChunks(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	h := db.head
+	const hour = int64(3600 * 1000)
+	plain, deleted := labels.FromStrings("__name__", "plain"), labels.FromStrings("__name__", "deleted")
+	for ts := int64(0); ts < 5*hour/2; ts += 15000 {
+		app := db.Appender(ctx)
+		for _, l := range []labels.Labels{plain, deleted} {
+			_, err := app.Append(0, l, ts, float64(ts/15000))
+			require.NoError(t, err)
+		}
+		require.NoError(t, app.Commit())
+	}
+	require.NoError(t, db.Delete(ctx, hour, hour+60000, labels.MustNewMatcher(labels.MatchEqual, "__name__", "deleted")))
+
+	meta := BlockMeta{MinTime: 0, MaxTime: 2 * hour}
+	blockFor := func(snap *readSnapshot, l labels.Labels) ([]chunks.Meta, uint64) {
+		m := meta
+		ss := h.selectSeries(ctx, nil, snap, h.tombstones(), m.MinTime, m.MaxTime-1, []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "__name__", l.Get("__name__"))})
+		require.True(t, ss.Next())
+		batch, _, err := blockChunks(ss.At(), &m, h.samplesPerChunk, nil, nil)
+		require.NoError(t, err)
+		require.False(t, ss.Next())
+		return batch, m.Stats.NumSamples
+	}
+	const inRange = 2 * hour / 15000
+
+	batch, n := blockFor(nil, plain)
+	require.Equal(t, uint64(inRange), n)
+	s := h.series.getByHash(plain.Hash(), plain)
+	require.NotEmpty(t, batch)
+	for i, c := range batch {
+		require.Same(t, s.chunks[i].chunk, c.Chunk, "chunk %d handed over as it is", i)
+		require.Equal(t, s.chunks[i].minTime, c.MinTime)
+		require.Equal(t, s.chunks[i].maxTime, c.MaxTime)
+	}
+
+	batch, n = blockFor(nil, deleted)
+	require.Equal(t, uint64(inRange-5), n, "the 5 deleted samples are left out")
+	sd := h.series.getByHash(deleted.Hash(), deleted)
+	for i, c := range batch {
+		require.NotSame(t, sd.chunks[i].chunk, c.Chunk, "re-encoded")
+	}
+
 }

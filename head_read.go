@@ -219,6 +219,28 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 
 func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 
+// wholeChunks implements wholeChunker for head compaction: closed chunks
+// never change, so their bytes can go into a block as they are.
+func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []chunks.Meta) ([]chunks.Meta, int, bool) {
+	if len(hs.invisible) > 0 || len(hs.deleted) > 0 {
+		return buf, 0, false
+	}
+	n := 0
+	for i := range hs.chunks {
+		c := &hs.chunks[i]
+		if c.chunk == nil || c.minTime < mint || c.maxTime >= maxt {
+			return buf, 0, false
+		}
+		k := c.chunk.NumSamples()
+		if k == 0 || k > samplesPerChunk {
+			return buf, 0, false
+		}
+		n += k
+		buf = append(buf, chunks.Meta{Chunk: c.chunk, MinTime: c.minTime, MaxTime: c.maxTime})
+	}
+	return buf, n, n > 0
+}
+
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	if it := hs.first; it != nil {
 		hs.first = nil
