@@ -156,7 +156,10 @@ func replaceFile(fsys vfs.FS, path string, data []byte) error {
 // concurrent use. Readers take a reference (acquire) while they use it; a
 // deleted block is closed once its last reader has released it.
 type Block struct {
-	dir    string
+	dir string
+	// meta is fixed at open except Stats.NumTombstones, which
+	// setTombstones updates holding both mu and the DB's lock: read that
+	// field under either (DB.Blocks holds the DB's, Meta holds mu).
 	meta   BlockMeta
 	fs     vfs.FS
 	index  *index.Reader
@@ -201,7 +204,11 @@ func (b *Block) openFiles() error {
 }
 
 // Meta returns the block's meta.json contents.
-func (b *Block) Meta() BlockMeta { return b.meta }
+func (b *Block) Meta() BlockMeta {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.meta
+}
 
 // Dir returns the block's directory.
 func (b *Block) Dir() string { return b.dir }
@@ -226,6 +233,7 @@ func (b *Block) setTombstones(t tombstones.Reader, size int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.tombs, b.tsize = t, size
+	b.meta.Stats.NumTombstones = t.Total()
 }
 
 // acquire takes a reader reference; it fails if the block is being closed.

@@ -215,11 +215,18 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 		if err != nil {
 			return err
 		}
-		if !changed {
+		// Unchanged tombstones are skipped, unless meta.json does not
+		// count them yet (a crash between the two writes below).
+		if !changed && b.meta.Stats.NumTombstones == t.Total() {
 			continue
 		}
 		size, err := tombstones.WriteFile(db.fs, b.dir, t)
 		if err != nil {
+			return fmt.Errorf("block %s: %w", b.dir, err)
+		}
+		m := b.meta
+		m.Stats.NumTombstones = t.Total()
+		if err := writeMeta(db.fs, b.dir, &m); err != nil {
 			return fmt.Errorf("block %s: %w", b.dir, err)
 		}
 		updates = append(updates, blockTombs{b, t, size})
@@ -260,7 +267,7 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 	// takes either all of the new tombstones or none.
 	db.mu.Lock()
 	for _, u := range updates {
-		u.b.setTombstones(u.t, u.size)
+		u.b.setTombstones(u.t, u.size) // also counts them in the meta, for Blocks (db.mu) and Meta (b.mu)
 	}
 	h.addTombstones(add)
 	db.mu.Unlock()

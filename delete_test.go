@@ -191,6 +191,14 @@ func TestCleanTombstonesSize(t *testing.T) {
 	// quarter of the series.
 	some := labels.MustNewMatcher(labels.MatchRegexp, "__name__", "[a-g].*")
 	require.NoError(t, db.Delete(ctx, math.MinInt64, math.MaxInt64, some))
+	// meta.json counts the tombstones, in memory and on disk, as
+	// Prometheus's tools expect.
+	for _, m := range db.Blocks() {
+		require.Positive(t, m.Stats.NumTombstones, "block %s", m.ULID)
+		onDisk, err := readMeta(o.FS, filepath.Join("data", m.ULID.String()))
+		require.NoError(t, err)
+		require.Equal(t, m.Stats.NumTombstones, onDisk.Stats.NumTombstones)
+	}
 	q0, err := db.Querier(math.MinInt64, math.MaxInt64)
 	require.NoError(t, err)
 	model := querySamples(t, q0)
