@@ -341,7 +341,10 @@ func TestInspectInProcess(t *testing.T) {
 	code, _, _ = runCLI(t, "ls")
 	require.Equal(t, exitUsage, code, "the directory is required")
 
-	_, stdout, _ := runCLI(t, "--help")
+	code, _, _ = runCLI(t)
+	require.Equal(t, exitUsage, code, "no command")
+	code, stdout, _ := runCLI(t, "--help")
+	require.Equal(t, exitOK, code, "--help succeeds")
 	for _, c := range []string{"ls <dir>", "analyze [<flags>] <dir> [<block>]", "dump [<flags>] <dir>", "check <dir>"} {
 		require.Contains(t, stdout, "\n"+c+"\n")
 	}

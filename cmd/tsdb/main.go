@@ -107,7 +107,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"exit code 1 on any error.")
 	checkDir := checkCmd.Arg("dir", "Data directory.").Required().String()
 
+	var helpAsked bool
+	app.HelpFlag.IsSetByUser(&helpAsked)
 	cmd, err := app.Parse(args)
+	if helpAsked && terminated { // --help without a command: Parse also reports the missing command
+		return termCode
+	}
 	if errors.Is(err, kingpin.ErrCommandNotSpecified) {
 		return exitUsage // kingpin printed the usage
 	}
