@@ -20,7 +20,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
+		if buildDir != "" {
+			_ = os.RemoveAll(buildDir)
+		}
+	}))
 }
 
 // seriesFile is the repository's corpus, seen from this package.

@@ -92,7 +92,7 @@ var (
 )
 
 // tsdbBinary builds the command once per test process into a temporary
-// directory that the last test using it removes.
+// directory that TestMain removes at the end (so -count=N reuses it).
 func tsdbBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -132,11 +132,6 @@ func runBin(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // TestInspectCommands builds the command and runs ls, analyze, dump and
 // check on one database, then check on damaged copies of it.
 func TestInspectCommands(t *testing.T) {
-	t.Cleanup(func() {
-		if buildDir != "" {
-			_ = os.RemoveAll(buildDir)
-		}
-	})
 	dir := writeInspectDB(t)
 	before := treeDigest(t, dir)
 	blocks := blockDirs(t, dir)
