@@ -31,7 +31,7 @@ func main() {
 	flag.IntVar(&p.rounds, "rounds", 240, "scrape rounds of the ingest phase")
 	flag.IntVar(&p.rwwRounds, "rww-rounds", 120, "scrape rounds written during read-while-write")
 	flag.IntVar(&p.compactRounds, "compact-rounds", 20, "scrape rounds written before the head compaction")
-	flag.IntVar(&p.readReps, "read-reps", 10, "repetitions of the query set in the read phase")
+	flag.IntVar(&p.readReps, "read-reps", 10, "rounds of the read phase (each runs a query all-series/matched-series times, at most 50)")
 	flag.IntVar(&p.appenders, "appenders", 1024, "stress: concurrent appenders")
 	flag.IntVar(&p.commits, "commits", 300, "stress: commits per appender")
 	flag.IntVar(&p.qsBatches, "qs-batches", 100, "query start: batches (the median is over batches)")

@@ -77,13 +77,16 @@ func (qs *queryStats) run(s store, q *query, mint, maxt int64) error {
 	return nil
 }
 
-// readPhase runs every query reps times, interleaved, over [mint, maxt].
+// readPhase runs reps rounds over [mint, maxt], each running every query
+// q.weight times, interleaved.
 func readPhase(s store, qs []*query, reps int, mint, maxt int64) (*queryStats, error) {
 	st := newQueryStats()
 	for range reps {
 		for _, q := range qs {
-			if err := st.run(s, q, mint, maxt); err != nil {
-				return nil, err
+			for range max(q.weight, 1) {
+				if err := st.run(s, q, mint, maxt); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"time"
 )
 
@@ -14,7 +15,7 @@ type params struct {
 	rounds        int // ingest rounds
 	rwwRounds     int // rounds written during read-while-write
 	compactRounds int // rounds written before the head compaction
-	readReps      int // repetitions of the query set in the read phase
+	readReps      int // rounds of the read phase (see queries for the executions per round)
 	appenders     int // stress appenders
 	commits       int // commits per stress appender
 	qsBatches     int // query-start batches
@@ -64,13 +65,51 @@ func queries(c *corpus) []*query {
 	if mid == "" {
 		mid = top
 	}
-	return []*query{
+	qs := []*query{
 		{name: "metric (top)", matchers: []matcher{{name: "__name__", value: top}}},
 		{name: "metric (~100 series)", matchers: []matcher{{name: "__name__", value: mid}}},
 		{name: "instance", matchers: []matcher{{name: "instance", value: instanceName(c.targets() / 2)}}},
 		{name: "wide regex", matchers: []matcher{{name: "__name__", value: "k.*|v.*", regex: true}}},
 		{name: "everything", matchers: []matcher{{name: "job", value: "bench"}}},
 	}
+	// Small queries run more often, so that every query's p99 rests on
+	// enough executions: the weight is all series / matched series,
+	// capped at 50.
+	for _, q := range qs {
+		q.weight = min(50, max(1, len(c.series)/max(1, c.matching(q))))
+	}
+	return qs
+}
+
+// matching counts the corpus series q selects.
+func (c *corpus) matching(q *query) int {
+	res := make([]*regexp.Regexp, len(q.matchers))
+	for i, m := range q.matchers {
+		if m.regex {
+			res[i] = regexp.MustCompile("^(?:" + m.value + ")$")
+		}
+	}
+	n := 0
+	for _, kv := range c.series {
+		ok := true
+		for j, m := range q.matchers {
+			v := ""
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == m.name {
+					v = kv[i+1]
+				}
+			}
+			if res[j] != nil {
+				ok = ok && res[j].MatchString(v)
+			} else {
+				ok = ok && v == m.value
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 func abs(x int) int {

@@ -20,6 +20,10 @@ func TestSmallRun(t *testing.T) {
 		appenders: 64, commits: 5, qsBatches: 3, qsPerBatch: 2,
 		tmp: t.TempDir(),
 	}
+	for _, q := range queries(c) {
+		require.GreaterOrEqual(t, q.weight, 1, q.name)
+		require.LessOrEqual(t, q.weight, 50, q.name)
+	}
 	res, err := runAll(c, p, 1, func(s string) { t.Log(s) })
 	require.NoError(t, err)
 	require.Len(t, res, 4)

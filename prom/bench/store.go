@@ -70,6 +70,7 @@ func openStore(k storeKind, cfg storeConfig) (store, error) {
 type query struct {
 	name     string    // what the table calls it
 	matchers []matcher // all must match
+	weight   int       // executions per round of the read phase
 	prepared [2]any    // per store kind: its own matcher values
 }
 
