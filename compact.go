@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -379,7 +380,7 @@ func planCompaction(metas []BlockMeta, ranges []int64) []BlockMeta {
 	if len(metas) < 2 {
 		return nil
 	}
-	slices.SortFunc(metas, func(a, b BlockMeta) int { return cmpInt64(a.MinTime, b.MinTime) })
+	slices.SortFunc(metas, func(a, b BlockMeta) int { return cmp.Compare(a.MinTime, b.MinTime) })
 	// Overlaps.
 	for i := 0; i < len(metas)-1; i++ {
 		group := []BlockMeta{metas[i]}
@@ -420,16 +421,6 @@ func mod(a, b int64) int64 {
 		m += b
 	}
 	return m
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // compactGroup merges the blocks of group into one block and replaces them.

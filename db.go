@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,7 +198,7 @@ func (db *DB) removeReplacedBlocks() error {
 }
 
 func (db *DB) sortBlocks() {
-	slices.SortFunc(db.blocks, func(a, b *Block) int { return cmpInt64(a.meta.MinTime, b.meta.MinTime) })
+	slices.SortFunc(db.blocks, func(a, b *Block) int { return cmp.Compare(a.meta.MinTime, b.meta.MinTime) })
 }
 
 // loadNewBlock opens a block just written and adds it to the DB.

@@ -293,7 +293,7 @@ func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark u
 	s.lastT = t
 	s.total++
 	if h.isolationOn && !s.txs.tryPushInline(id, lowWatermark) {
-		s.txs.push(id, lowWatermark)
+		s.txs.pushSlow(id, lowWatermark)
 	}
 	return ""
 }

@@ -44,7 +44,8 @@ type headAppender struct {
 	minValidTime int64 // fixed at creation: bounds the appendable window
 
 	samples    []pendingSample
-	mint, maxt int64 // time range of samples
+	buf        *[]pendingSample // the pool's box of samples, reused to return it
+	mint, maxt int64            // time range of samples
 
 	tx   inflightWrite // the commit's write ID while it is in flight
 	done bool
@@ -110,7 +111,7 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	}
 	if a.samples == nil {
 		if b, ok := h.sampleBufs.Get().(*[]pendingSample); ok {
-			a.samples = *b
+			a.samples, a.buf = *b, b
 		}
 	}
 	a.samples = append(a.samples, pendingSample{s: s, t: t, v: v})
@@ -217,8 +218,12 @@ const maxPooledSamples = 1 << 16
 func (a *headAppender) release() {
 	if b := a.samples; cap(b) > 0 && cap(b) <= maxPooledSamples {
 		clear(b) // drop series references
-		b = b[:0]
-		a.head.sampleBufs.Put(&b)
+		if a.buf == nil {
+			a.buf = new([]pendingSample) // once per buffer, not per commit
+		}
+		*a.buf = b[:0]
+		a.head.sampleBufs.Put(a.buf)
+		a.buf = nil
 	}
 	a.samples = nil
 	a.head.metrics.openAppenders.Dec()

@@ -344,6 +344,8 @@ func (r *writeIDRing) tryPushInline(id, lowWatermark uint64) bool {
 	return false
 }
 
+// pushSlow is push without the fast path, for a caller that has just
+// tried tryPushInline.
 func (r *writeIDRing) pushSlow(id, lowWatermark uint64) {
 	r.trim(lowWatermark)
 	switch {

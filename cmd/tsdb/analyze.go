@@ -43,7 +43,7 @@ func runAnalyze(ctx context.Context, cfg analyzeConfig, stdout, stderr io.Writer
 		c, err = analyzeHead(ctx, cfg.dir, stderr)
 	case cfg.block == "":
 		newest := slices.MaxFunc(blocks, func(a, b diskBlock) int {
-			return cmp.Or(cmpInt64(a.meta.MaxTime, b.meta.MaxTime), a.meta.ULID.Compare(b.meta.ULID))
+			return cmp.Or(cmp.Compare(a.meta.MaxTime, b.meta.MaxTime), a.meta.ULID.Compare(b.meta.ULID))
 		})
 		c, err = analyzeBlock(ctx, newest)
 	default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +75,7 @@ func listBlocks(dir string, stderr io.Writer) ([]diskBlock, bool, error) {
 	}
 	slices.SortFunc(blocks, func(a, b diskBlock) int {
 		if a.meta.MinTime != b.meta.MinTime {
-			return cmpInt64(a.meta.MinTime, b.meta.MinTime)
+			return cmp.Compare(a.meta.MinTime, b.meta.MinTime)
 		}
 		return a.meta.ULID.Compare(b.meta.ULID)
 	})
@@ -143,16 +144,6 @@ func formatSpan(mint, maxt int64) string {
 		return "?"
 	}
 	return (time.Duration(d) * time.Millisecond).String()
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // reportError prints err for command cmd and returns exitError.

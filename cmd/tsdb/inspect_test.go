@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -404,7 +405,7 @@ func blockDirs(t *testing.T, dir string) []string {
 	}
 	// Blocks of one DB do not overlap: time order is meta order.
 	slices.SortFunc(out, func(a, b string) int {
-		return cmpInt64(blockMeta(t, dir, a).MinTime, blockMeta(t, dir, b).MinTime)
+		return cmp.Compare(blockMeta(t, dir, a).MinTime, blockMeta(t, dir, b).MinTime)
 	})
 	return out
 }

@@ -195,26 +195,20 @@ func newTargets(sets []labels.Labels, seed uint64) []*target {
 // scrape commits one sample per series of t at time ts in one transaction,
 // each from the series' value generator.
 func (t *target) scrape(ctx context.Context, db *tsdb.DB, ts int64) error {
-	app := db.Appender(ctx)
-	for i, ls := range t.series {
-		ref, err := app.Append(t.refs[i], ls, ts, t.gens[i].next(t.rng))
-		if err != nil {
-			return errors.Join(fmt.Errorf("append to %s: %w", t.instance, err), app.Rollback())
-		}
-		t.refs[i] = ref
-	}
-	if err := app.Commit(); err != nil {
-		return fmt.Errorf("commit %s: %w", t.instance, err)
-	}
-	return nil
+	return t.commit(ctx, db, ts, func(i int) float64 { return t.gens[i].next(t.rng) })
 }
 
 // scrapeConstant commits value v at time ts for every series of t: the
 // read-while-write check's scrapes, which a reader can verify.
 func (t *target) scrapeConstant(ctx context.Context, db *tsdb.DB, ts int64, v float64) error {
+	return t.commit(ctx, db, ts, func(int) float64 { return v })
+}
+
+// commit appends value(i) at ts for every series i of t and commits.
+func (t *target) commit(ctx context.Context, db *tsdb.DB, ts int64, value func(i int) float64) error {
 	app := db.Appender(ctx)
 	for i, ls := range t.series {
-		ref, err := app.Append(t.refs[i], ls, ts, v)
+		ref, err := app.Append(t.refs[i], ls, ts, value(i))
 		if err != nil {
 			return errors.Join(fmt.Errorf("append to %s: %w", t.instance, err), app.Rollback())
 		}

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -66,8 +67,8 @@ func (m *model) selectRange(mint, maxt int64, ms []*labels.Matcher) []series {
 		if !matchAll(s.lset, ms) {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(s.samples, mint, func(x sample, t int64) int { return cmpInt64(x.t, t) })
-		j, found := slices.BinarySearchFunc(s.samples, maxt, func(x sample, t int64) int { return cmpInt64(x.t, t) })
+		i, _ := slices.BinarySearchFunc(s.samples, mint, func(x sample, t int64) int { return cmp.Compare(x.t, t) })
+		j, found := slices.BinarySearchFunc(s.samples, maxt, func(x sample, t int64) int { return cmp.Compare(x.t, t) })
 		if found {
 			j++
 		}
@@ -98,16 +99,6 @@ func matchAll(lset labels.Labels, ms []*labels.Matcher) bool {
 		}
 	}
 	return true
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // dropEmpty removes series without samples, which a querier may return
