@@ -249,13 +249,15 @@ func (h *Head) compactable() bool {
 // range from the head), or ctx is done: do not hold an open Querier on the
 // goroutine that calls Compact with a context that never ends.
 func (db *DB) Compact(ctx context.Context) error {
-	db.cmtx.Lock()
-	defer db.cmtx.Unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
 	if db.readOnly {
 		return ErrReadOnly
+	}
+	if err := db.cmtx.lock(ctx); err != nil {
+		return err
+	}
+	defer db.cmtx.unlock()
+	if db.isClosed() {
+		return ErrClosed
 	}
 	for db.head.compactable() {
 		if err := ctx.Err(); err != nil {
