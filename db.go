@@ -88,6 +88,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		samplesPerChunk:   o.SamplesPerChunk,
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
+		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
