@@ -21,6 +21,11 @@ func appendRange(t testing.TB, db *DB, lset labels.Labels, mint, maxt int64) {
 	require.NoError(t, app.Commit())
 }
 
+// noWakeups stops commits from waking db's background compaction, so that
+// the Compact a test calls is the one that runs (the background loop's
+// one-minute tick is far beyond these tests' length).
+func noWakeups(db *DB) { db.head.onCommit = nil }
+
 // heldCompaction starts a Compact that publishes a block and then waits,
 // holding the DB's compaction lock, for a Querier the test holds open. It
 // returns once the block is published (so the lock is held) and a function
@@ -28,9 +33,12 @@ func appendRange(t testing.TB, db *DB, lset labels.Labels, mint, maxt int64) {
 func heldCompaction(t *testing.T, db *DB) (release func() error) {
 	t.Helper()
 	const hour = int64(3600_000)
+	noWakeups(db)
 	appendRange(t, db, labels.FromStrings("__name__", "m"), 0, 4*hour)
 	q, err := db.Querier(0, 4*hour)
 	require.NoError(t, err)
+	// Registered after openTestDB's Close: runs first if the test fails.
+	t.Cleanup(func() { _ = q.Close() })
 	done := make(chan error, 1)
 	go func() { done <- db.Compact(context.Background()) }()
 	// The block is published under the lock, before Compact waits for q.

@@ -23,6 +23,7 @@ func TestCompactSkipsEmptyRanges(t *testing.T) {
 	o := DefaultOptions()
 	o.FS = fsys
 	db, reg := openTestDB(t, o)
+	noWakeups(db)
 	const msTS, usTS = int64(1_700_000_000_000), int64(1_700_000_000_000_000)
 	app := db.Appender(ctx)
 	_, err := app.Append(0, labels.FromStrings("__name__", "ms"), msTS, 1)
@@ -65,6 +66,7 @@ func TestCompactSkipsEmptyRanges(t *testing.T) {
 // the block.
 func TestHeadMinTimeAfterTruncation(t *testing.T) {
 	db, _ := openTestDB(t, nil)
+	noWakeups(db)
 	const hour = int64(3600_000)
 	appendRange(t, db, labels.FromStrings("__name__", "old"), 0, hour)
 	oldest := 2*hour + 30*60_000 + 7

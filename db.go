@@ -43,6 +43,9 @@ type DB struct {
 	// caller waiting behind a long compaction can be cancelled. Lock
 	// order: cmtx before mu (and before any head lock).
 	cmtx ctxMutex
+	// pendingTrunc is the head truncation that a cancelled compaction left
+	// to do, nil if none. Protected by cmtx.
+	pendingTrunc *pendingTruncation
 
 	mu     sync.RWMutex // protects the fields below
 	blocks []*Block     // sorted by MinTime

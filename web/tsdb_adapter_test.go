@@ -122,6 +122,7 @@ func TestAdminCancelledBehindCompaction(t *testing.T) {
 	// after it published the block of [0h, 2h).
 	q, err := db.Querier(0, 4*hour)
 	require.NoError(t, err)
+	defer q.Close() // runs before db.Close if the test fails
 	compacted := make(chan error, 1)
 	go func() { compacted <- db.Compact(context.Background()) }()
 	require.Eventually(t, func() bool { return len(db.Blocks()) == 1 }, 10*time.Second, time.Millisecond)
