@@ -3,6 +3,7 @@ package tsdb
 import (
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -145,4 +146,51 @@ func TestFarFutureSampleWindow(t *testing.T) {
 	_, err = app.Append(0, labels.FromStrings("__name__", "other"), now, 1)
 	require.ErrorIs(t, err, ErrOutOfBounds)
 	require.NoError(t, app.Rollback())
+}
+
+// TestTruncateRacingCommits: truncation recomputes the head's MinTime while
+// commits go on; a commit that has returned is always inside the head's
+// range, so queries never skip it. Each commit writes a new series one
+// millisecond older than the last, so every one lowers MinTime, while
+// truncate runs in a loop.
+func TestTruncateRacingCommits(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	noWakeups(db)
+	h := db.Head()
+	const base = int64(10 * 3600_000)
+	appendRange(t, db, labels.FromStrings("__name__", "anchor"), base, base+60_000)
+	n := 20000
+	if raceEnabled {
+		n = 3000
+	}
+	stop := make(chan struct{})
+	truncated := make(chan int)
+	go func() {
+		k := 0
+		for {
+			select {
+			case <-stop:
+				truncated <- k
+				return
+			default:
+			}
+			h.truncate(base - 3600_000) // drops nothing
+			k++
+		}
+	}()
+	for i := 1; i <= n; i++ {
+		ts := base - int64(i)
+		app := db.Appender(ctx)
+		_, err := app.Append(0, labels.FromStrings("__name__", "s", "i", strconv.Itoa(i)), ts, 1)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+		if mt := h.MinTime(); mt > ts {
+			close(stop)
+			<-truncated
+			t.Fatalf("commit %d at %d returned, head MinTime %d is later", i, ts, mt)
+		}
+	}
+	close(stop)
+	t.Logf("%d truncations during %d commits", <-truncated, n)
+	require.Equal(t, base-int64(n), h.MinTime())
 }
