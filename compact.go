@@ -247,15 +247,25 @@ func (h *Head) compactable() bool {
 // Before truncating the head, Compact waits until every Querier created
 // before the new block was published is closed (those may still read the
 // range from the head), or ctx is done: do not hold an open Querier on the
-// goroutine that calls Compact with a context that never ends.
+// goroutine that calls Compact with a context that never ends. If ctx ends
+// there, the block stays published and the truncation pending: the next
+// Compact finishes it (it never writes the range again). Compact also
+// gives up with ctx.Err() if ctx ends while it waits for another
+// compaction, Delete or CleanTombstones to finish.
 func (db *DB) Compact(ctx context.Context) error {
-	db.cmtx.Lock()
-	defer db.cmtx.Unlock()
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	if err := db.cmtx.lock(ctx); err != nil {
+		return err
+	}
+	defer db.cmtx.unlock()
 	if db.isClosed() {
 		return ErrClosed
 	}
-	if db.readOnly {
-		return ErrReadOnly
+	if err := db.finishTruncation(ctx); err != nil {
+		db.metrics.compactionsFailed.Inc()
+		return fmt.Errorf("tsdb: compact head: %w", err)
 	}
 	for db.head.compactable() {
 		if err := ctx.Err(); err != nil {
@@ -286,7 +296,13 @@ func (db *DB) compactHead(ctx context.Context) error {
 	h := db.head
 	start := time.Now()
 	r := h.chunkRange
-	mint := h.MinTime()
+	db.mu.RLock()
+	headMint := db.headMint
+	db.mu.RUnlock()
+	// The head holds nothing before headMint (that is in blocks; truncation
+	// and WAL replay drop it); the clamp only makes sure a range is never
+	// written twice.
+	mint := max(h.MinTime(), headMint)
 	maxt := rangeEnd(mint, r) // exclusive
 	h.raiseMinValidTime(maxt)
 	if err := h.iso.waitForCommitsBefore(ctx, h.iso.highWatermark()); err != nil {
@@ -306,14 +322,41 @@ func (db *DB) compactHead(ctx context.Context) error {
 		}
 	}
 	db.setHeadMint(maxt)
+	// From here on the range is the block's: if the truncation below is
+	// interrupted, the next Compact resumes it rather than writing the
+	// range again.
+	db.pendingTrunc = &pendingTruncation{mint: maxt, readSeq: h.iso.nextReadSeq()}
 	db.metrics.compactions.Inc()
 	db.metrics.compactionDuration.Observe(time.Since(start).Seconds())
+	return db.finishTruncation(ctx)
+}
 
-	// Wait for readers that may still read the range from the head.
-	if err := h.iso.waitForReadsBefore(ctx, h.iso.nextReadSeq()); err != nil {
+// pendingTruncation is a head truncation whose block is published (and
+// headMint raised) but which has not been done yet.
+type pendingTruncation struct {
+	mint int64 // truncate the head before this time
+	// readSeq: the queriers created before it (that is, before the block
+	// was published) may still read the range from the head.
+	readSeq uint64
+}
+
+// finishTruncation does the pending head truncation, if any: it waits for
+// the queriers that may still read the range from the head (or for ctx),
+// then truncates. On error the truncation stays pending. The caller holds
+// cmtx.
+func (db *DB) finishTruncation(ctx context.Context) error {
+	p := db.pendingTrunc
+	if p == nil {
+		return nil
+	}
+	if err := db.head.iso.waitForReadsBefore(ctx, p.readSeq); err != nil {
 		return err
 	}
-	return db.truncateHead(maxt)
+	if err := db.truncateHead(p.mint); err != nil {
+		return err
+	}
+	db.pendingTrunc = nil
+	return nil
 }
 
 // truncateHead drops head data before mint and checkpoints the WAL.

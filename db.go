@@ -37,7 +37,15 @@ type DB struct {
 	walMetrics *walMetrics
 	metrics    *dbMetrics
 
-	cmtx sync.Mutex // serializes compactions, retention and block deletion
+	// cmtx serializes compaction, retention, Delete, CleanTombstones and
+	// Close: whatever replaces, deletes or rewrites blocks or truncates the
+	// head. Take it with lock(ctx), which gives up when ctx is done, so a
+	// caller waiting behind a long compaction can be cancelled. Lock
+	// order: cmtx before mu (and before any head lock).
+	cmtx ctxMutex
+	// pendingTrunc is the head truncation that a cancelled compaction left
+	// to do, nil if none. Protected by cmtx.
+	pendingTrunc *pendingTruncation
 
 	mu     sync.RWMutex // protects the fields below
 	blocks []*Block     // sorted by MinTime
@@ -83,6 +91,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		samplesPerChunk:   o.SamplesPerChunk,
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
+		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
@@ -388,8 +397,8 @@ func (db *DB) Close() error {
 		db.cancel()
 		db.bgDone.Wait()
 	}
-	db.cmtx.Lock() // no compaction past this point
-	defer db.cmtx.Unlock()
+	_ = db.cmtx.lock(context.Background()) // no compaction past this point; cannot fail
+	defer db.cmtx.unlock()
 
 	var errs []error
 	if w := db.head.wal; w != nil {
@@ -422,6 +431,36 @@ func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*
 func deleteCheckpoints(db *DB, upTo int) error {
 	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
+
+// ctxMutex is a mutual-exclusion lock whose waiters can be cancelled
+// through a context. Its zero value is an unlocked lock. It is not
+// reentrant.
+type ctxMutex struct {
+	once sync.Once
+	sem  chan struct{} // one token: held while locked
+}
+
+func (m *ctxMutex) ch() chan struct{} {
+	m.once.Do(func() { m.sem = make(chan struct{}, 1) })
+	return m.sem
+}
+
+// lock takes the lock, waiting until it is free or ctx is done. It returns
+// ctx.Err() without the lock if ctx is done first (or already at the call).
+func (m *ctxMutex) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case m.ch() <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unlock releases the lock, which the caller holds.
+func (m *ctxMutex) unlock() { <-m.ch() }
 
 // closedAppender is handed out by a closed or read-only DB; every call
 // returns err.

@@ -47,6 +47,7 @@ func OpenReadOnly(dir string, logger *slog.Logger, opts *Options) (*DB, error) {
 		samplesPerChunk:   o.SamplesPerChunk,
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
+		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 	})
 	db.metrics = newDBMetrics(db, nil)
 	if err := db.loadBlocks(); err != nil {

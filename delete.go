@@ -120,7 +120,10 @@ func (h *Head) truncateTombstones(mint int64) {
 }
 
 // Delete marks the samples in [mint, maxt] of the series matching all of
-// ms as deleted. Queriers created after it returns never see them.
+// ms as deleted. Queriers created after it returns never see them. It waits
+// for a running compaction (or CleanTombstones) to finish first; if ctx is
+// done while it waits, it returns ctx.Err() (wrapped) having changed
+// nothing.
 func (db *DB) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matcher) error {
 	if len(ms) == 0 {
 		return ErrInvalidDelete
@@ -131,8 +134,10 @@ func (db *DB) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matche
 	if db.readOnly {
 		return ErrReadOnly
 	}
-	db.cmtx.Lock()
-	defer db.cmtx.Unlock()
+	if err := db.cmtx.lock(ctx); err != nil {
+		return fmt.Errorf("tsdb: delete: %w", err)
+	}
+	defer db.cmtx.unlock()
 	if db.isClosed() {
 		return ErrClosed
 	}
@@ -321,16 +326,26 @@ func blockDeletions(ctx context.Context, b *Block, mint, maxt int64, ms []*label
 // deleted data, under a new ULID, and removes the old block (once its last
 // reader is done). Queries return the same before and after. A crash
 // leaves either block; Open removes a block whose replacement is complete.
-func (db *DB) CleanTombstones() error {
+//
+// It waits for a running compaction (or Delete) to finish first. If ctx is
+// done while it waits, or while it rewrites a block, it returns ctx.Err()
+// (wrapped): the blocks rewritten so far stay rewritten, the rest keep
+// their tombstones, and queries return the same either way.
+func (db *DB) CleanTombstones(ctx context.Context) error {
 	if db.readOnly {
 		return ErrReadOnly
 	}
-	db.cmtx.Lock()
-	defer db.cmtx.Unlock()
+	if err := db.cmtx.lock(ctx); err != nil {
+		return fmt.Errorf("tsdb: clean tombstones: %w", err)
+	}
+	defer db.cmtx.unlock()
 	if db.isClosed() {
 		return ErrClosed
 	}
 	for _, m := range db.Blocks() {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("tsdb: clean tombstones: %w", err)
+		}
 		blocks := db.acquireBlocks(func(b *Block) bool { return b.meta.ULID == m.ULID })
 		if len(blocks) == 0 {
 			continue
@@ -344,7 +359,7 @@ func (db *DB) CleanTombstones() error {
 		meta := BlockMeta{ULID: newULID(), MinTime: m.MinTime, MaxTime: m.MaxTime}
 		meta.Compaction = m.Compaction
 		meta.Compaction.Parents = []BlockDesc{{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime}}
-		ss := b.selectSeries(context.Background(), tombs, m.MinTime, m.MaxTime-1, nil)
+		ss := b.selectSeries(ctx, tombs, m.MinTime, m.MaxTime-1, nil)
 		written, err := writeBlock(db.fs, db.dir, meta, ss, db.head.samplesPerChunk)
 		releaseBlocks(blocks)
 		if err != nil {

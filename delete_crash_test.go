@@ -52,7 +52,7 @@ func TestCrashDuringDeleteCleanSnapshot(t *testing.T) {
 		snapshot bool
 	}{
 		{"delete", func(db *DB) error { return db.Delete(ctx, 1800_000, 4*3600_000, other) }, false},
-		{"cleanTombstones", func(db *DB) error { return db.CleanTombstones() }, false},
+		{"cleanTombstones", func(db *DB) error { return db.CleanTombstones(ctx) }, false},
 		{"snapshot", func(db *DB) error { return db.Snapshot("snap", true) }, true},
 	}
 	for _, op := range ops {

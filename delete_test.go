@@ -128,7 +128,7 @@ func TestDeleteModel(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				del("after restart")
 			}
-			require.NoError(t, db.CleanTombstones())
+			require.NoError(t, db.CleanTombstones(ctx))
 			model.check(t, db, "after CleanTombstones")
 			require.NoError(t, db.Close())
 			db, err = Open("data", nil, nil, o)
@@ -211,7 +211,7 @@ func TestCleanTombstonesSize(t *testing.T) {
 			}
 		}
 	}
-	require.NoError(t, db.CleanTombstones())
+	require.NoError(t, db.CleanTombstones(ctx))
 	after := blockBytes()
 	wantRatio := float64(kept) / float64(blockSamples)
 	gotRatio := float64(after) / float64(before)

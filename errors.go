@@ -15,6 +15,9 @@ var (
 	ErrDuplicateSampleForTimestamp = errors.New("tsdb: duplicate sample for timestamp")
 	// ErrOutOfBounds: the sample is older than the head's appendable window.
 	ErrOutOfBounds = errors.New("tsdb: out of bounds")
+	// ErrTooFarInFuture: the sample is later than the wall clock plus
+	// Options.MaxFutureSkew (only with that option set).
+	ErrTooFarInFuture = errors.New("tsdb: sample too far in the future")
 	// ErrInvalidSample: the label set is empty, has an empty or duplicate
 	// label name, or a name or value that is not valid UTF-8.
 	ErrInvalidSample = errors.New("tsdb: invalid sample")

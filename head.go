@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +49,17 @@ type Head struct {
 	// minValidTime: samples before it are rejected as out of bounds (it is
 	// raised when the head is truncated after its data went into a block).
 	minValidTime atomic.Int64
+	// maxFutureSkew (ms; 0: off): Append rejects samples later than the
+	// wall clock plus this with ErrTooFarInFuture.
+	maxFutureSkew int64
+
+	// truncGen is odd while truncate recomputes minTime and maxTime from
+	// the remaining chunks; commits then also fold their range into
+	// truncMin and truncMax, which rangeMu protects. rangeMu is taken
+	// after (never while holding) a series lock.
+	truncGen           atomic.Uint64
+	rangeMu            sync.Mutex
+	truncMin, truncMax int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
 	// sampleBufs pools the sample buffers of Appenders (*[]pendingSample),
@@ -78,6 +90,7 @@ type headOptions struct {
 	samplesPerChunk   int
 	stripeSize        int
 	isolationDisabled bool
+	maxFutureSkew     int64 // ms; 0: off
 }
 
 func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Head {
@@ -86,6 +99,7 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Hea
 		chunkRange:      o.chunkRange,
 		samplesPerChunk: o.samplesPerChunk,
 		isolationOn:     !o.isolationDisabled,
+		maxFutureSkew:   o.maxFutureSkew,
 		iso:             newIsolation(),
 		series:          newStripeSeries(o.stripeSize),
 		postings:        index.NewMemPostings(),
@@ -111,6 +125,13 @@ func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
 // appendableMinValidTime returns the oldest timestamp the head accepts now:
 // samples must not be older than half a block range before the newest
 // sample, nor older than data already moved to blocks.
+//
+// The window follows the newest sample, whatever its time: once a sample
+// far in the future is committed (a client sending microseconds instead of
+// milliseconds, say), every sample at the current time is out of bounds
+// until that sample has left the head, which takes until the wall clock
+// reaches it. Options.MaxFutureSkew rejects such samples at Append so that
+// they never get in.
 func (h *Head) appendableMinValidTime() int64 {
 	mv := h.minValidTime.Load()
 	if maxt := h.maxTime.Load(); maxt != math.MinInt64 {
@@ -119,8 +140,32 @@ func (h *Head) appendableMinValidTime() int64 {
 	return mv
 }
 
-// updateTimeRange widens the head's time range to include [mint, maxt].
+// appendableMaxValidTime returns the newest timestamp the head accepts now:
+// the wall clock plus MaxFutureSkew, or math.MaxInt64 without it.
+func (h *Head) appendableMaxValidTime() int64 {
+	if h.maxFutureSkew <= 0 {
+		return math.MaxInt64
+	}
+	now := time.Now().UnixMilli()
+	if now > math.MaxInt64-h.maxFutureSkew {
+		return math.MaxInt64
+	}
+	return now + h.maxFutureSkew
+}
+
+// updateTimeRange widens the head's time range to include [mint, maxt],
+// the times of samples just applied to the head.
+//
+// While truncate recomputes the range (truncGen odd) it also records the
+// range in truncMin and truncMax under rangeMu, so that truncate's result
+// includes every sample applied concurrently with its scan (see truncate).
+// Outside a truncation the cost is one atomic load.
 func (h *Head) updateTimeRange(mint, maxt int64) {
+	if h.truncGen.Load()&1 == 1 {
+		h.rangeMu.Lock()
+		defer h.rangeMu.Unlock()
+		h.truncMin, h.truncMax = min(h.truncMin, mint), max(h.truncMax, maxt)
+	}
 	for {
 		cur := h.minTime.Load()
 		if mint >= cur || h.minTime.CompareAndSwap(cur, mint) {

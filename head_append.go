@@ -42,10 +42,14 @@ type pendingSample struct {
 type headAppender struct {
 	head         *Head
 	minValidTime int64 // fixed at creation: bounds the appendable window
+	// maxValidTime: later samples are too far in the future. Read from the
+	// clock at creation, and again only when a sample exceeds it, so the
+	// common path costs one comparison. math.MaxInt64 without
+	// MaxFutureSkew.
+	maxValidTime int64
 
-	samples    []pendingSample
-	buf        *[]pendingSample // the pool's box of samples, reused to return it
-	mint, maxt int64            // time range of samples
+	samples []pendingSample
+	buf     *[]pendingSample // the pool's box of samples, reused to return it
 
 	tx   inflightWrite // the commit's write ID while it is in flight
 	done bool
@@ -57,8 +61,7 @@ func (h *Head) Appender(_ context.Context) Appender {
 	return &headAppender{
 		head:         h,
 		minValidTime: h.appendableMinValidTime(),
-		mint:         math.MaxInt64,
-		maxt:         math.MinInt64,
+		maxValidTime: h.appendableMaxValidTime(),
 	}
 }
 
@@ -71,6 +74,14 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	if t < a.minValidTime {
 		h.metrics.outOfBounds.Inc()
 		return 0, fmt.Errorf("%w: sample at %d for %s is older than %d", ErrOutOfBounds, t, lset, a.minValidTime)
+	}
+	if t > a.maxValidTime {
+		// The bound was read from the clock when the Appender was
+		// created; the clock has moved on since.
+		if a.maxValidTime = h.appendableMaxValidTime(); t > a.maxValidTime {
+			h.metrics.tooFarInFuture.Inc()
+			return 0, fmt.Errorf("%w: sample at %d for %s is later than %d (wall clock plus MaxFutureSkew)", ErrTooFarInFuture, t, lset, a.maxValidTime)
+		}
 	}
 	var s *memSeries
 	if ref != 0 {
@@ -115,7 +126,6 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 		}
 	}
 	a.samples = append(a.samples, pendingSample{s: s, t: t, v: v})
-	a.mint, a.maxt = min(a.mint, t), max(a.maxt, t)
 	return s.ref, nil
 }
 
@@ -149,6 +159,9 @@ func (a *headAppender) Commit() error {
 	// the raised bound.
 	minValid := h.minValidTime.Load()
 	appended := 0
+	// The time range of the samples applied (not of those dropped): the
+	// head's range covers committed samples only.
+	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range a.samples {
 		if h.commitHook != nil {
 			h.commitHook(a, i)
@@ -168,6 +181,7 @@ func (a *headAppender) Commit() error {
 		switch reason {
 		case "":
 			appended++
+			mint, maxt = min(mint, p.t), max(maxt, p.t)
 		case reasonOutOfOrder:
 			h.metrics.outOfOrder.Inc()
 		case reasonOutOfBounds:
@@ -178,7 +192,9 @@ func (a *headAppender) Commit() error {
 	}
 	// The head's range must cover the samples before the commit becomes
 	// visible, so that a query that sees them also selects the head.
-	h.updateTimeRange(a.mint, a.maxt)
+	if appended > 0 {
+		h.updateTimeRange(mint, maxt)
+	}
 	h.iso.endCommit(&a.tx)
 	h.metrics.samplesAppended.Add(float64(appended))
 	if h.onCommit != nil {

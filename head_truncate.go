@@ -19,14 +19,36 @@ func (h *Head) raiseMinValidTime(t int64) {
 
 // truncate drops every chunk that ends before mint, and the series left
 // without chunks and without samples buffered by an open Appender. The
-// caller makes sure no reader needs the dropped data any more.
+// caller makes sure no reader needs the dropped data any more. Afterwards
+// MinTime is the time of the oldest sample left (never below mint), and
+// the head is empty (MinTime math.MaxInt64, MaxTime math.MinInt64) if none
+// is left, so that the next compaction starts at the oldest data rather
+// than walking the empty ranges after mint.
+//
+// Commits go on meanwhile (at mint or later: minValidTime is raised
+// first). A commit that applies a sample to a series after truncate
+// scanned it sees truncGen odd (the series lock orders the two), so its
+// range is folded into truncMin/truncMax, which truncate reads under
+// rangeMu together with installing its result; a commit that applied its
+// samples before the scan has them counted by the scan. So MinTime never
+// exceeds the time of a committed sample.
 func (h *Head) truncate(mint int64) {
 	h.raiseMinValidTime(mint)
+
+	h.rangeMu.Lock()
+	h.truncMin, h.truncMax = math.MaxInt64, math.MinInt64
+	h.truncGen.Add(1) // odd: commits record their range
+	h.rangeMu.Unlock()
+
 	var gone []*memSeries
+	oldest, newest := int64(math.MaxInt64), int64(math.MinInt64)
 	h.series.refs.each(func(s *memSeries) {
 		s.mu.Lock()
 		s.truncateChunksLocked(mint)
-		if len(s.chunks) == 0 && s.pending == 0 {
+		if n := len(s.chunks); n > 0 {
+			oldest = min(oldest, s.chunks[0].minTime)
+			newest = max(newest, s.chunks[n-1].maxTime)
+		} else if s.pending == 0 {
 			gone = append(gone, s)
 		}
 		s.mu.Unlock()
@@ -42,17 +64,29 @@ func (h *Head) truncate(mint int64) {
 		h.numSeries.Add(-int64(len(refs)))
 	}
 	h.truncateTombstones(mint)
-	// The head's range now starts at mint at the earliest.
-	for {
-		cur := h.minTime.Load()
-		if cur >= mint || h.minTime.CompareAndSwap(cur, mint) {
-			break
-		}
-	}
-	if h.maxTime.Load() < mint {
+
+	h.rangeMu.Lock()
+	oldest, newest = min(oldest, h.truncMin), max(newest, h.truncMax)
+	if oldest == math.MaxInt64 {
 		h.minTime.Store(math.MaxInt64)
 		h.maxTime.Store(math.MinInt64)
+	} else {
+		// A chunk never straddles mint (chunks are cut at range
+		// boundaries and mint is one), but nothing before mint is the
+		// head's to serve in any case.
+		h.minTime.Store(max(oldest, mint))
+		// The newest sample is never truncated while any is left, so
+		// maxTime stands; newest only covers a commit racing with the
+		// reset of an empty head.
+		for {
+			cur := h.maxTime.Load()
+			if newest <= cur || h.maxTime.CompareAndSwap(cur, newest) {
+				break
+			}
+		}
 	}
+	h.truncGen.Add(1) // even: done
+	h.rangeMu.Unlock()
 }
 
 // truncateChunksLocked drops the chunks that end before mint. Readers may

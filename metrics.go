@@ -12,6 +12,8 @@ const (
 	reasonDuplicate   = "duplicate"
 	reasonOutOfBounds = "out_of_bounds"
 	reasonInvalid     = "invalid"
+	// reasonTooFarInFuture: later than the wall clock plus MaxFutureSkew.
+	reasonTooFarInFuture = "too_far_in_future"
 )
 
 // headMetrics are the head's metrics. Gauges that mirror state are
@@ -24,6 +26,7 @@ type headMetrics struct {
 	// Rejections found at commit time, when another commit wrote the series
 	// first (counted under the same reasons).
 	outOfOrder, duplicate, outOfBounds, invalid prometheus.Counter
+	tooFarInFuture                              prometheus.Counter
 }
 
 func newHeadMetrics(h *Head, reg prometheus.Registerer) *headMetrics {
@@ -50,6 +53,7 @@ func newHeadMetrics(h *Head, reg prometheus.Registerer) *headMetrics {
 	m.duplicate = m.rejected.WithLabelValues(reasonDuplicate)
 	m.outOfBounds = m.rejected.WithLabelValues(reasonOutOfBounds)
 	m.invalid = m.rejected.WithLabelValues(reasonInvalid)
+	m.tooFarInFuture = m.rejected.WithLabelValues(reasonTooFarInFuture)
 
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tsdb_head_series",

@@ -24,6 +24,19 @@ type Options struct {
 	// 10% of RetentionDuration, at most 31 days.
 	MaxBlockDuration time.Duration
 
+	// MaxFutureSkew, if positive, makes Append reject samples later than
+	// the wall clock plus this with ErrTooFarInFuture (counted in
+	// tsdb_head_samples_rejected_total{reason="too_far_in_future"}). Off
+	// (0) by default, so that backfills and clients with their own notion
+	// of time keep working. Set it (to a few minutes or an hour, well
+	// below MinBlockDuration/2) when the DB ingests current data from
+	// clients it does not control: the head's appendable window follows
+	// its newest sample, so a single sample far in the future (e.g.
+	// microseconds sent as milliseconds) would otherwise make every
+	// current sample ErrOutOfBounds until the clock reaches it. Mimir calls
+	// this the creation grace period.
+	MaxFutureSkew time.Duration
+
 	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.
 	WALSegmentSize int
 	// WALCompression compresses WAL records with snappy.
@@ -99,6 +112,7 @@ func (o *Options) withDefaults() Options {
 	if r.WALSegmentSize <= 0 {
 		r.WALSegmentSize = d.WALSegmentSize
 	}
+	r.MaxFutureSkew = max(r.MaxFutureSkew, 0)
 	if r.SamplesPerChunk <= 0 {
 		r.SamplesPerChunk = d.SamplesPerChunk
 	}

@@ -110,6 +110,27 @@ func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
+// gaugeWithLabel reads the value of the counter or gauge name whose label
+// has the given value; 0 if there is none.
+func gaugeWithLabel(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == label && lp.GetValue() == value {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
 // slogTo returns a logger writing text to w.
 func slogTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))

@@ -244,7 +244,15 @@ func (rp *replayer) work(ch <-chan []record.RefSample) {
 	for batch := range ch {
 		var applied, unknown, dropped int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+		// Samples before minValidTime are in blocks already: the WAL still
+		// holds them when the process stopped between publishing a block
+		// and truncating the head.
+		minValid := h.minValidTime.Load()
 		for _, smp := range batch {
+			if smp.T < minValid {
+				dropped++
+				continue
+			}
 			s := h.series.getByRef(SeriesRef(smp.Ref))
 			if s == nil {
 				unknown++
@@ -400,7 +408,7 @@ func (rp *replayer) flush() {
 	}
 	if n := rp.dropped.Load(); n > 0 {
 		rp.dropped.Add(-n)
-		rp.h.logger.Debug("tsdb: WAL replay dropped out-of-order samples", "samples", n)
+		rp.h.logger.Debug("tsdb: WAL replay dropped out-of-order samples and samples already in blocks", "samples", n)
 	}
 }
 

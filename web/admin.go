@@ -58,7 +58,8 @@ func snapshotName(now time.Time) (string, error) {
 
 // deleteSeries deletes [start, end] of the series matching any match[]
 // selector. All parameters are checked before anything is deleted, so a
-// bad request changes nothing.
+// bad request changes nothing. It gives up when the request's context is
+// done (the client went away), also while waiting behind a compaction.
 func (h *handler) deleteSeries(r *http.Request) (any, *apiError) {
 	if err := r.ParseForm(); err != nil {
 		return nil, badData("", fmt.Errorf("error parsing form values: %w", err))
@@ -95,9 +96,10 @@ func (h *handler) deleteSeries(r *http.Request) (any, *apiError) {
 	return nil, nil
 }
 
-// cleanTombstones rewrites the blocks with deletions.
-func (h *handler) cleanTombstones(*http.Request) (any, *apiError) {
-	if err := h.db.CleanTombstones(); err != nil {
+// cleanTombstones rewrites the blocks with deletions. It gives up when the
+// request's context is done (the client went away).
+func (h *handler) cleanTombstones(r *http.Request) (any, *apiError) {
+	if err := h.db.CleanTombstones(r.Context()); err != nil {
 		return nil, internal(fmt.Errorf("clean tombstones: %w", err))
 	}
 	h.logger.Info("web: tombstones cleaned")

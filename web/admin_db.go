@@ -18,7 +18,7 @@ type AdminDB interface {
 	Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matcher) error
 	// CleanTombstones rewrites the blocks that have deletions without the
 	// deleted data.
-	CleanTombstones() error
+	CleanTombstones(ctx context.Context) error
 	// Snapshot writes a copy of the database into dir, which does not
 	// exist yet; withHead includes the data still in memory.
 	Snapshot(dir string, withHead bool) error

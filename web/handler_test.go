@@ -60,7 +60,7 @@ func (f *fakeDB) Delete(_ context.Context, mint, maxt int64, ms ...*labels.Match
 	return nil
 }
 
-func (f *fakeDB) CleanTombstones() error {
+func (f *fakeDB) CleanTombstones(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {

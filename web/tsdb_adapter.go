@@ -28,7 +28,7 @@ func (a dbAdapter) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.M
 }
 
 // CleanTombstones implements AdminDB.
-func (a dbAdapter) CleanTombstones() error { return a.db.CleanTombstones() }
+func (a dbAdapter) CleanTombstones(ctx context.Context) error { return a.db.CleanTombstones(ctx) }
 
 // Snapshot implements AdminDB.
 func (a dbAdapter) Snapshot(dir string, withHead bool) error { return a.db.Snapshot(dir, withHead) }

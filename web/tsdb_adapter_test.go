@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -100,4 +102,58 @@ func sum(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// TestAdminCancelledBehindCompaction: delete_series and clean_tombstones
+// waiting behind a compaction return as soon as the request's context is
+// cancelled (the client went away), deleting nothing.
+func TestAdminCancelledBehindCompaction(t *testing.T) {
+	db, err := tsdb.Open(filepath.Join(t.TempDir(), "data"), nil, nil, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	const hour = int64(3600_000)
+	app := db.Appender(context.Background())
+	for ts := int64(0); ts < 4*hour; ts += 60_000 {
+		_, err := app.Append(0, labels.FromStrings("__name__", "up"), ts, 1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	// A Querier held open makes Compact wait, holding the compaction lock,
+	// after it published the block of [0h, 2h).
+	q, err := db.Querier(0, 4*hour)
+	require.NoError(t, err)
+	defer q.Close() // runs before db.Close if the test fails
+	compacted := make(chan error, 1)
+	go func() { compacted <- db.Compact(context.Background()) }()
+	require.Eventually(t, func() bool { return len(db.Blocks()) == 1 }, 10*time.Second, time.Millisecond)
+
+	h := NewHandler(FromDB(db), Options{EnableAdmin: true})
+	for _, target := range []string{
+		"/api/v1/admin/tsdb/delete_series?match%5B%5D=up&start=0&end=3600",
+		"/api/v1/admin/tsdb/clean_tombstones",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		rec := httptest.NewRecorder()
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, target, nil).WithContext(ctx))
+		}()
+		select {
+		case <-served:
+			t.Fatalf("%s answered while a compaction holds the lock: %d %s", target, rec.Code, rec.Body)
+		case <-time.After(20 * time.Millisecond): // makes the test meaningful; correctness does not rest on it
+		}
+		cancel()
+		select {
+		case <-served:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still blocked 5 s after its request was cancelled", target)
+		}
+		require.Equal(t, http.StatusInternalServerError, rec.Code, rec.Body.String())
+		require.Contains(t, rec.Body.String(), "context canceled")
+	}
+	require.NoError(t, q.Close())
+	require.NoError(t, <-compacted)
+	require.Equal(t, map[string]int{`{__name__="up"}`: 4 * 60}, countSamples(t, db), "nothing deleted")
 }
