@@ -196,7 +196,16 @@ func (b *Block) openFiles() error {
 	if b.chunks, err = chunks.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
 		return err
 	}
-	if b.tombs, b.tsize, err = tombstones.ReadFile(b.fs, b.dir); err != nil {
+	b.tombs, b.tsize, err = tombstones.ReadFile(b.fs, b.dir)
+	switch {
+	case errors.Is(err, tombstones.ErrMissing) && b.meta.Stats.NumTombstones == 0:
+		// Nothing was deleted; Prometheus reads such a block the same way.
+		b.tombs, b.tsize = tombstones.NewMemTombstones(), 0
+	case errors.Is(err, tombstones.ErrMissing):
+		// Serving the block would bring deleted samples back.
+		return fmt.Errorf("meta.json counts %d tombstones but the block has no tombstones file: %w",
+			b.meta.Stats.NumTombstones, err)
+	case err != nil:
 		return err
 	}
 	b.size = b.index.Size() + b.chunks.Size()

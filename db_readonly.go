@@ -59,6 +59,9 @@ func OpenReadOnly(dir string, logger *slog.Logger, opts *Options) (*DB, error) {
 	}
 	if hasWAL {
 		walDir := filepath.Join(dir, "wal")
+		if err := checkWALComplete(db.fs, logger, walDir, o.AcceptIncompleteWAL, true); err != nil {
+			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks())
+		}
 		if err := db.head.replayWAL(db.fs, walDir, nil, newWALMetrics(nil)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, errors.Join(fmt.Errorf("tsdb: replay WAL: %w", err), db.closeBlocks())
 		}

@@ -37,4 +37,11 @@ var (
 	// visible, and every later Commit fails the same way: close the DB and
 	// open it again, which replays and repairs the log.
 	ErrWAL = errors.New("tsdb: write-ahead log failed; reopen the DB")
+	// ErrWALIncomplete: Open found WAL segments missing that no checkpoint
+	// covers (deleted or lost files), so replaying what is there would
+	// silently drop the series and samples they held. The error names the
+	// WAL directory and the missing segments. Options.AcceptIncompleteWAL
+	// opens such a WAL anyway when the missing part precedes the first
+	// segment present.
+	ErrWALIncomplete = errors.New("tsdb: write-ahead log is incomplete")
 )

@@ -49,6 +49,20 @@ type Options struct {
 	// NoWAL runs the DB without a write-ahead log: commits are not durable
 	// and the head starts empty at every Open.
 	NoWAL bool
+	// AcceptIncompleteWAL lets Open (and OpenReadOnly) go on when the
+	// oldest part of the WAL is missing: the first segment is not the one
+	// after the last checkpoint (segments numbered from N > 0 with no
+	// checkpoint, or a checkpoint.M with M < N-1), or a checkpoint exists
+	// and no segment after it. The data of the missing segments is lost;
+	// Open logs a warning naming them, replays what is there and removes
+	// the segments the checkpoint already covers so that the log is
+	// sequential again. Without it such a WAL fails Open with an error
+	// wrapping ErrWALIncomplete. A gap between two segments after the
+	// checkpoint (e.g. 3, 4, 6) is refused even with this option: replay
+	// cannot continue past it (the records after it refer to series
+	// defined in the lost segment); to accept that loss, move away the
+	// segments before the gap and open with this option.
+	AcceptIncompleteWAL bool
 
 	// IsolationDisabled turns write isolation off: queries then see
 	// whatever samples were applied when they read a series, including part

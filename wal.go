@@ -3,9 +3,13 @@ package tsdb
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +49,9 @@ import (
 // Replay. Open reads the last checkpoint and then every later segment into
 // the head with write ID 0 (visible to all). Decoding runs on one goroutine
 // and applying samples on one goroutine per core, sharded by series, so a
-// series' samples are applied in log order.
+// series' samples are applied in log order. Before that, Open checks that
+// no segment the replay needs is missing (checkWALComplete): a lost segment
+// fails Open with ErrWALIncomplete rather than silently dropping its data.
 
 // walMetrics are the DB's metrics about the WAL beyond those of package
 // wlog.
@@ -128,6 +134,9 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 		wo.Sync = wlog.SyncEveryLog
 	}
 	dir := filepath.Join(db.dir, "wal")
+	if err := checkWALComplete(db.fs, db.logger, dir, o.AcceptIncompleteWAL, false); err != nil {
+		return err
+	}
 	w, err := wlog.Open(db.logger, reg, db.fs, dir, wo)
 	if err != nil {
 		return fmt.Errorf("open WAL: %w", err)
@@ -139,6 +148,133 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
 	db.head.wal = w
 	return nil
+}
+
+// checkWALComplete makes sure the WAL in dir holds every segment a replay
+// needs: with checkpoint.M the last checkpoint (M = -1 if there is none),
+// segments M+1, M+2, ... up to the last one, without a gap. That is the
+// state the DB always leaves: a checkpoint of segments [first, M] is taken
+// while a later segment is active, and only then are the segments up to M
+// (never the active one) deleted; a crash between the two leaves segments
+// at or below M, which the checkpoint covers and replay skips.
+//
+// Anything else means segment files were lost, and replaying the rest
+// would silently drop their series and samples (and every later sample of
+// those series). It returns an error wrapping ErrWALIncomplete naming dir
+// and the missing segments, unless accept is set and the loss is at the
+// start of the log (segments M+1 .. F-1 before the first segment F after
+// the checkpoint, or every segment after the checkpoint). It then logs a
+// warning naming what was lost and, unless readOnly, records the loss so
+// that the log is in the normal state and later opens need no option: the
+// checkpoint is renamed to checkpoint.F-1 (an empty one is created if there
+// is none), or an empty segment M+1 is created when no segment follows the
+// checkpoint. A gap between segments after the checkpoint is refused even
+// with accept.
+//
+// Unless readOnly, segments at or below the checkpoint are removed when
+// they are not contiguous with the rest (their data is in the checkpoint;
+// the log's writer needs its segments numbered without a gap). A WAL
+// directory that does not exist or holds nothing is complete.
+func checkWALComplete(fsys vfs.FS, logger *slog.Logger, dir string, accept, readOnly bool) error {
+	segs, err := wlog.SegmentIndexes(fsys, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check WAL: %w", err)
+	}
+	cp := -1
+	cpName := "no checkpoint"
+	switch name, idx, err := wlog.LastCheckpoint(fsys, dir); {
+	case err == nil:
+		cp, cpName = idx, "last checkpoint "+filepath.Base(name)
+	case !errors.Is(err, wlog.ErrNotFound):
+		return fmt.Errorf("check WAL: %w", err)
+	}
+	if len(segs) == 0 && cp < 0 {
+		return nil // a new log
+	}
+	i, _ := slices.BinarySearch(segs, cp+1)
+	covered, live := segs[:i], segs[i:]
+	for j := 1; j < len(live); j++ {
+		if live[j] != live[j-1]+1 {
+			return fmt.Errorf("%w: %s: %s missing between segments %08d and %08d (%s): "+
+				"replay cannot continue past the gap; Options.AcceptIncompleteWAL does not apply to a gap, "+
+				"move away the segments before it to accept the loss",
+				ErrWALIncomplete, dir, segmentSpan(live[j-1]+1, live[j]-1), live[j-1], live[j], cpName)
+		}
+	}
+	var lost string
+	switch {
+	case len(live) == 0:
+		lost = fmt.Sprintf("segment %08d and any after it are", cp+1)
+	case live[0] > cp+1:
+		lost = segmentSpan(cp+1, live[0]-1)
+	}
+	if lost != "" {
+		if !accept {
+			return fmt.Errorf("%w: %s: %s missing (%s); their records are lost; "+
+				"set Options.AcceptIncompleteWAL to open without them", ErrWALIncomplete, dir, lost, cpName)
+		}
+		logger.Warn("tsdb: WAL segments are missing; opening without their data (AcceptIncompleteWAL)",
+			"dir", dir, "missing", lost, "checkpoint", cpName)
+	}
+	if readOnly {
+		return nil
+	}
+	changed := false
+	if lost != "" {
+		switch {
+		case len(live) == 0:
+			// The writer would start after the covered segments, at or
+			// below the checkpoint, where replay skips records.
+			f, err := fsys.OpenFile(wlog.SegmentName(dir, cp+1), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			if err != nil {
+				return fmt.Errorf("check WAL: create segment after the checkpoint: %w", err)
+			}
+			if err := errors.Join(f.Sync(), f.Close()); err != nil {
+				return fmt.Errorf("check WAL: create segment after the checkpoint: %w", err)
+			}
+			segs = append(covered, cp+1)
+		case cp >= 0:
+			if err := fsys.Rename(wlog.CheckpointName(dir, cp), wlog.CheckpointName(dir, live[0]-1)); err != nil {
+				return fmt.Errorf("check WAL: record the missing segments: %w", err)
+			}
+		default:
+			if err := wlog.CreateEmptyCheckpoint(fsys, dir, live[0]-1); err != nil {
+				return fmt.Errorf("check WAL: record the missing segments: %w", err)
+			}
+		}
+		changed = true
+	}
+	contiguous := true
+	for j := 1; j < len(segs); j++ {
+		contiguous = contiguous && segs[j] == segs[j-1]+1
+	}
+	if !contiguous {
+		// Only the covered segments can break the sequence now.
+		for _, k := range covered {
+			if err := fsys.Remove(wlog.SegmentName(dir, k)); err != nil {
+				return fmt.Errorf("check WAL: remove segment covered by the checkpoint: %w", err)
+			}
+		}
+		logger.Info("tsdb: removed WAL segments the checkpoint covers", "dir", dir, "segments", len(covered))
+		changed = true
+	}
+	if changed {
+		if err := fsys.SyncDir(dir); err != nil {
+			return fmt.Errorf("check WAL: sync %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// segmentSpan names the segments [a, b] for messages.
+func segmentSpan(a, b int) string {
+	if a == b {
+		return fmt.Sprintf("segment %08d is", a)
+	}
+	return fmt.Sprintf("segments %08d to %08d are", a, b)
 }
 
 // replayWAL loads the last checkpoint and the segments after it from dir.
@@ -190,6 +326,7 @@ func (h *Head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 		return err
 	}
 	rp.flush()
+	h.raiseLastSeriesRef(rp.maxRef)
 	h.addTombstones(rp.tombs)
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
 		"from_segment", from, "duration", time.Since(start))
@@ -214,6 +351,12 @@ type replayer struct {
 	dups map[uint64]uint64
 	// tombs collects the deletions of Tombstones records.
 	tombs map[SeriesRef]tombstones.Intervals
+	// maxRef is the highest series ref any Samples or Tombstones record
+	// used, defined or not. A series record can be lost with a segment
+	// (accepted with Options.AcceptIncompleteWAL) while samples of its ref
+	// stay in the log: new series must never take such a ref, or the next
+	// replay would give them those samples.
+	maxRef uint64
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
 	lastProgress              time.Time
@@ -300,6 +443,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range batch {
+				rp.maxRef = max(rp.maxRef, smp.Ref)
 				if ref, ok := rp.dups[smp.Ref]; ok {
 					smp.Ref = ref
 				}
@@ -318,6 +462,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 			}
 			for _, st := range stones {
 				ref := st.Ref
+				rp.maxRef = max(rp.maxRef, ref)
 				if d, ok := rp.dups[ref]; ok {
 					ref = d
 				}
@@ -370,16 +515,21 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 		h.numSeries.Add(1)
 		h.metrics.seriesCreated.Inc()
 		h.postings.Add(ref, lset)
-		for {
-			cur := h.lastSeriesRef.Load()
-			if ref <= cur || h.lastSeriesRef.CompareAndSwap(cur, ref) {
-				break
-			}
-		}
+		h.raiseLastSeriesRef(ref)
 	} else if uint64(s.ref) != ref {
 		rp.dups[ref] = uint64(s.ref)
 	}
 	s.walLogged.Store(true)
+}
+
+// raiseLastSeriesRef makes new series take refs above ref.
+func (h *Head) raiseLastSeriesRef(ref uint64) {
+	for {
+		cur := h.lastSeriesRef.Load()
+		if ref <= cur || h.lastSeriesRef.CompareAndSwap(cur, ref) {
+			return
+		}
+	}
 }
 
 // flush sends every pending batch and waits until the workers applied all

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -77,7 +78,11 @@ func (c *checker) checkBlock(bdir, name string) BlockSummary {
 	}
 	indexOK := bc.checkIndex(filepath.Join(bdir, indexFilename))
 	bc.scanChunkFiles(indexOK)
-	bc.checkTombstones(indexOK)
+	var metaTombs uint64
+	if parsed {
+		metaTombs = meta.Stats.NumTombstones
+	}
+	bc.checkTombstones(indexOK, metaTombs)
 
 	if parsed && !bc.damaged {
 		bc.compareStats(meta)
@@ -108,10 +113,20 @@ func (bc *blockCheck) compareStats(m blockMeta) {
 }
 
 // checkTombstones checks that the tombstones file decodes and names series
-// of the index (if the index could be read).
-func (bc *blockCheck) checkTombstones(indexOK bool) {
+// of the index (if the index could be read). A missing file is an error
+// when meta.json counts tombstones (metaTombs > 0: the deletions are lost,
+// and the DB refuses the block), and means no tombstones otherwise.
+func (bc *blockCheck) checkTombstones(indexOK bool, metaTombs uint64) {
 	path := filepath.Join(bc.dir, tombstones.Filename)
 	tr, _, err := tombstones.ReadFile(bc.c.fs, bc.dir)
+	if errors.Is(err, tombstones.ErrMissing) {
+		if metaTombs > 0 {
+			bc.c.rp.errorf(path, -1, "", err, "the tombstones file is missing but meta.json counts %d tombstones: "+
+				"the block's deleted samples would come back (the DB refuses to open the block)", metaTombs)
+			bc.damaged = true
+		}
+		return
+	}
 	if err != nil {
 		bc.c.rp.fromErr(Error, path, -1, "", err, "tombstones do not decode")
 		bc.damaged = true

@@ -44,19 +44,36 @@ func (c *checker) checkWAL(dir string) {
 		c.rp.errorf(dir, -1, "", err, "segments cannot be listed")
 		return
 	}
-	for i := 1; i < len(segs); i++ {
-		if segs[i] != segs[i-1]+1 {
-			c.rp.errorf(dir, -1, "", nil, "segments %d to %d are missing", segs[i-1]+1, segs[i]-1)
+	// Segments up to the checkpoint are leftovers a replay skips; a gap
+	// among them loses nothing (the next open removes them).
+	i, _ := slices.BinarySearch(segs, from)
+	covered := segs[:i]
+	for j := 1; j < len(covered); j++ {
+		if covered[j] != covered[j-1]+1 {
+			c.rp.warnf(dir, -1, "", nil, "segments %d to %d are missing, but the checkpoint covers them", covered[j-1]+1, covered[j]-1)
 		}
 	}
-	// Segments up to the checkpoint are leftovers a replay skips.
-	i, _ := slices.BinarySearch(segs, from)
 	segs = segs[i:]
+	// The DB opens only a log whose segments run from the one after the
+	// checkpoint (0 without one) to the last without a gap; a missing
+	// segment lost the records in it (Open fails with ErrWALIncomplete).
 	if len(segs) == 0 {
+		if from > 0 {
+			c.rp.errorf(dir, -1, "", nil, "segment %d (the one after the checkpoint) and any after it are missing", from)
+		}
 		return
 	}
-	if from > 0 && segs[0] > from {
-		c.rp.errorf(dir, -1, "", nil, "segments %d to %d, between the checkpoint and the first segment, are missing", from, segs[0]-1)
+	if segs[0] > from {
+		what := "between the checkpoint and the first segment"
+		if from == 0 {
+			what = "before the first segment, with no checkpoint covering them"
+		}
+		c.rp.errorf(dir, -1, "", nil, "segments %d to %d, %s, are missing", from, segs[0]-1, what)
+	}
+	for j := 1; j < len(segs); j++ {
+		if segs[j] != segs[j-1]+1 {
+			c.rp.errorf(dir, -1, "", nil, "segments %d to %d are missing", segs[j-1]+1, segs[j]-1)
+		}
 	}
 	first, last := segs[0], segs[len(segs)-1]
 	wc.sum.FirstSegment, wc.sum.LastSegment = first, last

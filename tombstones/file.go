@@ -48,6 +48,12 @@ var (
 	// ErrUnsupportedVersion is returned for a file with the right magic
 	// and an unknown version.
 	ErrUnsupportedVersion = errors.New("tombstones: unsupported format version")
+	// ErrMissing is wrapped, with fs.ErrNotExist, by the error ReadFile
+	// returns when the block has no tombstones file. Every writer creates
+	// one (empty if nothing is deleted), so the caller decides: a block
+	// whose meta.json counts no tombstones can do without it, one that
+	// counts some has lost its deletions.
+	ErrMissing = errors.New("tombstones: file missing")
 )
 
 // CorruptionError reports a damaged tombstones file. errors.Is(err,
@@ -219,13 +225,13 @@ func WriteFile(fsys vfs.FS, dir string, tr Reader) (size int64, err error) {
 }
 
 // ReadFile reads the tombstones file of the block directory dir and
-// returns its intervals and its size. A missing file means no tombstones:
-// an empty Reader and size 0.
+// returns its intervals and its size. A missing file is an error wrapping
+// ErrMissing and fs.ErrNotExist (see ErrMissing).
 func ReadFile(fsys vfs.FS, dir string) (Reader, int64, error) {
 	path := filepath.Join(dir, Filename)
 	m, err := fsys.Map(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return NewMemTombstones(), 0, nil
+		return nil, 0, fmt.Errorf("%w: %s: %w", ErrMissing, path, err)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("tombstones: read %s: %w", path, err)

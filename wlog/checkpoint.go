@@ -336,3 +336,24 @@ func checkpointIndex(name string) (int, bool) {
 	}
 	return parseSegmentName(name[len(checkpointPrefix):])
 }
+
+// CheckpointName returns the path of checkpoint i in the log directory
+// dir.
+func CheckpointName(dir string, i int) string { return filepath.Join(dir, checkpointName(i)) }
+
+// CreateEmptyCheckpoint publishes an empty checkpoint i in the log
+// directory dir (through a temporary directory, renamed into place, as
+// Checkpoint does). It records that the log's state up to segment i is
+// nothing: for an owner that accepts the loss of segments [0, i] it makes
+// the log look as if they had been checkpointed and deleted.
+func CreateEmptyCheckpoint(fsys vfs.FS, dir string, i int) error {
+	final := CheckpointName(dir, i)
+	tmp := final + tmpSuffix
+	if err := fsys.MkdirAll(tmp, 0o777); err != nil {
+		return fmt.Errorf("wlog: create checkpoint dir: %w", err)
+	}
+	if err := publishDir(fsys, tmp, final); err != nil {
+		return errors.Join(err, fsys.RemoveAll(tmp))
+	}
+	return nil
+}

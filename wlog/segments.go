@@ -37,6 +37,21 @@ func parseSegmentName(name string) (int, bool) {
 // (checkpoints, temporary files) are ignored. A gap in the numbering, or
 // two names for one index, is an error wrapping ErrNotSequential.
 func listSegments(fsys vfs.FS, dir string) ([]segmentRef, error) {
+	refs, err := listAllSegments(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(refs); i++ {
+		if refs[i].index != refs[i-1].index+1 {
+			return nil, fmt.Errorf("%w: %s: segment %d follows %d", ErrNotSequential, dir, refs[i].index, refs[i-1].index)
+		}
+	}
+	return refs, nil
+}
+
+// listAllSegments returns the segments in dir in index order, gaps
+// included.
+func listAllSegments(fsys vfs.FS, dir string) ([]segmentRef, error) {
 	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("wlog: list segments: %w", err)
@@ -50,12 +65,23 @@ func listSegments(fsys vfs.FS, dir string) ([]segmentRef, error) {
 		refs = append(refs, segmentRef{dir: dir, index: k})
 	}
 	slices.SortFunc(refs, func(a, b segmentRef) int { return a.index - b.index })
-	for i := 1; i < len(refs); i++ {
-		if refs[i].index != refs[i-1].index+1 {
-			return nil, fmt.Errorf("%w: %s: segment %d follows %d", ErrNotSequential, dir, refs[i].index, refs[i-1].index)
-		}
-	}
 	return refs, nil
+}
+
+// SegmentIndexes returns the indexes of the segment files in dir in
+// increasing order. Unlike the rest of the package it accepts gaps in the
+// numbering, so that an owner can tell which segments are missing before
+// it opens the log. The error wraps fs.ErrNotExist if dir does not exist.
+func SegmentIndexes(fsys vfs.FS, dir string) ([]int, error) {
+	refs, err := listAllSegments(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(refs))
+	for i, r := range refs {
+		out[i] = r.index
+	}
+	return out, nil
 }
 
 // segmentRange returns the first and last segment index in dir, or -1, -1

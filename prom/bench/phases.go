@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,16 +13,73 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// maxLag is how many scrape rounds (of 15 s) a writer of ingest may run
+// ahead of the slowest one. Both stores reject a sample older than half a
+// block range (30 min, 120 rounds) before the newest sample of the head,
+// as Prometheus's head does; real scrapes are paced by the clock and never
+// drift apart, but the writers here run flat out, and a writer descheduled
+// for a moment on a loaded machine used to fall more than 120 rounds
+// behind the other, whose samples then made its own out of bounds. 40
+// rounds (10 min of data) leaves room for the targets' offsets and costs
+// nothing while the writers keep pace.
+const maxLag = 40
+
+// pacer keeps the writers of one ingest call within maxLag rounds of each
+// other. done[w] counts the rounds writer w completed; a writer that
+// returns counts as done with every round, so that an error never blocks
+// the others. All fields are guarded by mu.
+type pacer struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	done []int
+}
+
+// pacerWaitHook, if set (by tests), is called when writer w is about to
+// wait for the others before starting round r (counted from ingest's
+// from).
+var pacerWaitHook func(w, r int)
+
+func newPacer(n int) *pacer {
+	p := &pacer{done: make([]int, n)}
+	p.cond.L = &p.mu
+	return p
+}
+
+// start waits until writer w may start round r: every writer has
+// completed at least r-maxLag rounds.
+func (p *pacer) start(w, r int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for slices.Min(p.done) < r-maxLag {
+		if pacerWaitHook != nil {
+			pacerWaitHook(w, r)
+		}
+		p.cond.Wait()
+	}
+}
+
+// finish records that writer w completed n rounds.
+func (p *pacer) finish(w, n int) {
+	p.mu.Lock()
+	p.done[w] = n
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
 // ingest writes rounds [from, to) of every target with `writers`
-// goroutines, one commit per target per round; refs caches series refs
-// (writers touch disjoint indexes). It returns the number of samples.
+// goroutines, one commit per target per round, none more than maxLag
+// rounds ahead of another; refs caches series refs (writers touch
+// disjoint indexes). It returns the number of samples.
 func ingest(s store, c *corpus, refs []uint64, from, to int) (int, error) {
 	var g errgroup.Group
 	var samples atomic.Int64
+	pace := newPacer(writers)
 	for w := range writers {
 		g.Go(func() error {
+			defer pace.finish(w, math.MaxInt)
 			n := 0
 			for r := from; r < to; r++ {
+				pace.start(w, r-from)
 				for k := w; k < c.targets(); k += writers {
 					lo, hi := c.target(k)
 					t := scrapeTime(k, r)
@@ -38,6 +97,7 @@ func ingest(s store, c *corpus, refs []uint64, from, to int) (int, error) {
 					}
 					n += hi - lo
 				}
+				pace.finish(w, r-from+1)
 			}
 			samples.Add(int64(n))
 			return nil
