@@ -50,8 +50,9 @@ type Head struct {
 	minValidTime atomic.Int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
-	// sampleBufs pools the sample buffers of Appenders (*[]pendingSample),
-	// so that a scrape-sized commit does not regrow one every time.
+	// sampleBufs pools the batches of Appenders (*appendBatch) with their
+	// sample buffers, so that a scrape-sized commit does not regrow one
+	// every time.
 	sampleBufs sync.Pool
 	// walScratch pools the encoding buffers of commits (see wal.go).
 	wal        *wlog.WL
@@ -61,6 +62,18 @@ type Head struct {
 	// their replacement.
 	tombs   atomic.Pointer[headTombstones]
 	tombsMu sync.Mutex
+
+	// closeMu orders commits against close: Commit holds the read side
+	// from its check of closed until its samples are applied and logged;
+	// close takes the write side to set closed, so once close returns no
+	// commit is in flight and none will touch the WAL or the head again.
+	// Append reads closed without the lock (a hint: Commit checks again).
+	closeMu sync.RWMutex
+	closed  atomic.Bool
+
+	// trackLeakedAppenders: Appenders record where they were created, for
+	// the warning logged when a leaked one is released.
+	trackLeakedAppenders bool
 
 	// onCommit, if set (by the DB, before use), is called after each
 	// commit: it wakes compaction when the head is due.
@@ -78,23 +91,34 @@ type headOptions struct {
 	samplesPerChunk   int
 	stripeSize        int
 	isolationDisabled bool
+	trackLeaks        bool // Options.TrackLeakedAppenders
 }
 
 func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Head {
 	h := &Head{
-		logger:          logger,
-		chunkRange:      o.chunkRange,
-		samplesPerChunk: o.samplesPerChunk,
-		isolationOn:     !o.isolationDisabled,
-		iso:             newIsolation(),
-		series:          newStripeSeries(o.stripeSize),
-		postings:        index.NewMemPostings(),
+		logger:               logger,
+		chunkRange:           o.chunkRange,
+		samplesPerChunk:      o.samplesPerChunk,
+		isolationOn:          !o.isolationDisabled,
+		trackLeakedAppenders: o.trackLeaks,
+		iso:                  newIsolation(),
+		series:               newStripeSeries(o.stripeSize),
+		postings:             index.NewMemPostings(),
 	}
 	h.minTime.Store(math.MaxInt64)
 	h.maxTime.Store(math.MinInt64)
 	h.minValidTime.Store(math.MinInt64)
 	h.metrics = newHeadMetrics(h, reg)
 	return h
+}
+
+// close makes every later Commit, Append and Rollback fail with ErrClosed.
+// It waits for the commits in flight, so that the caller may close the WAL
+// when it returns.
+func (h *Head) close() {
+	h.closeMu.Lock()
+	h.closed.Store(true)
+	h.closeMu.Unlock()
 }
 
 // NumSeries returns the number of series in the head.
@@ -205,8 +229,10 @@ type memSeries struct {
 	// pendingApp and pendingIdx point at the newest sample an Appender has
 	// buffered but not committed for this series, so that the Appender can
 	// reject its own out-of-order samples at Append time. Cleared when that
-	// Appender commits or rolls back.
-	pendingApp *headAppender
+	// Appender commits or rolls back, or is released as leaked. It points
+	// at the Appender's batch, never at the Appender itself, so that the
+	// head does not keep a leaked Appender reachable.
+	pendingApp *appendBatch
 	pendingIdx int32
 	// pending counts the samples of this series buffered by open
 	// Appenders: a series with pending samples is never removed.
@@ -232,7 +258,7 @@ func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
 // appendableLocked checks whether (t, v) can follow the series' newest
 // sample and the newest sample pending in app. It returns errNoop for a
 // re-append of the newest sample with identical value bits.
-func (s *memSeries) appendableLocked(app *headAppender, t int64, v float64) error {
+func (s *memSeries) appendableLocked(app *appendBatch, t int64, v float64) error {
 	if s.pendingApp == app {
 		p := &app.samples[s.pendingIdx]
 		return sampleOrder(t, v, p.t, math.Float64bits(p.v))
