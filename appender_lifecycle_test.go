@@ -85,6 +85,23 @@ func TestAppendMinInt64(t *testing.T) {
 	requireSameSamples(t, map[string][]sample{seriesLabels(1).String(): {{math.MinInt64 + 1, 3}}}, querySamples(t, q))
 }
 
+// TestAppendNearMinInt64: a newest sample within half a block range of
+// math.MinInt64 must not wrap the appendable window's lower bound around
+// to the top, which would reject every later sample as out of bounds.
+func TestAppendNearMinInt64(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	for i, ts := range []int64{math.MinInt64 + 1, math.MinInt64 + 1000, 0, 1000} {
+		app := db.Appender(ctx)
+		_, err := app.Append(0, seriesLabels(1), ts, float64(i))
+		require.NoError(t, err, "sample at %d", ts)
+		require.NoError(t, app.Commit())
+	}
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer q.Close()
+	requireSameSamples(t, map[string][]sample{seriesLabels(1).String(): {{math.MinInt64 + 1, 0}, {math.MinInt64 + 1000, 1}, {0, 2}, {1000, 3}}}, querySamples(t, q))
+}
+
 // TestAppenderAfterClose is issue 12 item 9: an Appender created before
 // Close gets ErrClosed from Commit (nothing applied, nothing logged),
 // Append and Rollback afterwards, with and without a WAL.

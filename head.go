@@ -134,10 +134,13 @@ func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
 
 // appendableMinValidTime returns the oldest timestamp the head accepts now:
 // samples must not be older than half a block range before the newest
-// sample, nor older than data already moved to blocks.
+// sample, nor older than data already moved to blocks. The comparison
+// (rather than a subtraction) keeps a newest sample within half a block
+// range of math.MinInt64 from wrapping the bound around to the top; it
+// also covers the empty head (maxTime math.MinInt64).
 func (h *Head) appendableMinValidTime() int64 {
 	mv := h.minValidTime.Load()
-	if maxt := h.maxTime.Load(); maxt != math.MinInt64 {
+	if maxt := h.maxTime.Load(); maxt >= math.MinInt64+h.chunkRange/2 {
 		mv = max(mv, maxt-h.chunkRange/2)
 	}
 	return mv

@@ -66,7 +66,7 @@ type headAppender struct {
 	done    bool
 	tracked bool            // counted as open, cleanup attached
 	cleanup runtime.Cleanup // releases the batch of a leaked appender
-	created []uintptr       // call stack of the creation, if tracked (Options.TrackLeakedAppenders)
+	created []uintptr       // call stack of the creation, with Options.TrackLeakedAppenders
 }
 
 // appender returns a new transaction on the head. It is not exported: the
