@@ -331,3 +331,54 @@ func TestLeakedAppenderUntracked(t *testing.T) {
 	require.Equal(t, int64(0), db.head.NumSeries())
 	require.NotContains(t, logBuf.String(), "Appender was neither")
 }
+
+// TestCommitConcurrentWithCloseNoWAL: without a WAL, Commits racing with
+// Close return nil or ErrClosed, and exactly the samples of those that
+// returned nil reached the head; one more Commit, started after Close
+// returned, always gets ErrClosed.
+func TestCommitConcurrentWithCloseNoWAL(t *testing.T) {
+	iterations := 1000
+	if raceEnabled {
+		iterations = 300
+	}
+	const writers, perTx = 6, 4
+	for it := 0; it < iterations; it++ {
+		db, err := Open("data", nil, nil, &Options{FS: vfs.NewMemFS(), NoWAL: true})
+		require.NoError(t, err)
+		apps := make([]Appender, writers)
+		for w := range apps {
+			apps[w] = db.Appender(ctx)
+			for j := 0; j < perTx; j++ {
+				_, err := apps[w].Append(0, labels.FromStrings("__name__", "m", "w", fmt.Sprint(w), "j", fmt.Sprint(j)), 1, 1)
+				require.NoError(t, err)
+			}
+		}
+		late := db.Appender(ctx)
+		_, err = late.Append(0, labels.FromStrings("__name__", "late"), 1, 1)
+		require.NoError(t, err)
+		errs := make([]error, writers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range apps {
+			wg.Go(func() {
+				<-start
+				errs[w] = apps[w].Commit()
+			})
+		}
+		close(start)
+		require.NoError(t, db.Close())
+		require.ErrorIs(t, late.Commit(), ErrClosed, "iteration %d: Commit after Close", it)
+		wg.Wait()
+		committed := 0
+		for w, err := range errs {
+			switch {
+			case err == nil:
+				committed++
+			case !errors.Is(err, ErrClosed):
+				t.Fatalf("iteration %d: writer %d: Commit returned %v, want nil or ErrClosed", it, w, err)
+			}
+		}
+		require.Equal(t, float64(committed*perTx), counterValue(t, db.head.metrics.samplesAppended),
+			"iteration %d: samples applied to the head", it)
+	}
+}
