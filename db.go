@@ -446,12 +446,13 @@ func deleteCheckpoints(db *DB, upTo int) error {
 	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
 
-// closedAppender is handed out by a closed or read-only DB; every call
-// returns err.
+// closedAppender is handed out by a closed or read-only DB: Append and
+// Commit return err; Rollback returns nil, as it does on an Appender of an
+// open DB that was closed meanwhile (there is nothing to discard).
 type closedAppender struct{ err error }
 
 func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
 	return 0, a.err
 }
 func (a closedAppender) Commit() error   { return a.err }
-func (a closedAppender) Rollback() error { return a.err }
+func (a closedAppender) Rollback() error { return nil }

@@ -25,10 +25,10 @@ var (
 // Errors about the state of the database or of an Appender or Querier.
 var (
 	// ErrClosed: the DB (or the Querier) was closed. An Appender created
-	// before DB.Close returns it from Append, Commit and Rollback after
-	// Close (a Commit concurrent with Close either completes before Close
-	// closes the WAL, or returns ErrClosed); a Commit that returns it
-	// applied and logged nothing.
+	// before DB.Close returns it from Append and Commit after Close (a
+	// Commit concurrent with Close either completes before Close closes the
+	// WAL, or returns ErrClosed); a Commit that returns it applied and
+	// logged nothing.
 	ErrClosed = errors.New("tsdb: closed")
 	// ErrAppenderClosed: Append, Commit or Rollback was called on an Appender
 	// that was already committed or rolled back.

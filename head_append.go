@@ -12,8 +12,9 @@ import (
 // Appender adds samples in one transaction. Samples buffered by Append
 // become visible all at once when Commit returns, or never (Rollback). An
 // Appender is not safe for concurrent use and must not be used after Commit
-// or Rollback; use one Appender per goroutine. After the DB is closed its
-// methods return ErrClosed. An Appender dropped without Commit or Rollback
+// or Rollback; use one Appender per goroutine. After the DB is closed,
+// Append and Commit return ErrClosed (Commit then applied nothing) and
+// Rollback returns nil (it cannot fail: nothing became visible). An Appender dropped without Commit or Rollback
 // is rolled back when the garbage collector finds it (which may take a
 // while; until then its series cannot be truncated away).
 type Appender interface {
@@ -282,9 +283,9 @@ func (a *headAppender) Commit() error {
 	return nil
 }
 
-// Rollback implements Appender. It takes no write ID. It always discards
-// the buffered samples; on a closed DB it then returns ErrClosed, as every
-// method of an Appender does once the DB is closed.
+// Rollback implements Appender. It takes no write ID. It discards the
+// buffered samples and returns nil also after the DB was closed: nothing
+// became visible, which is all Rollback promises.
 func (a *headAppender) Rollback() error {
 	if a.done {
 		return ErrAppenderClosed
@@ -292,9 +293,6 @@ func (a *headAppender) Rollback() error {
 	a.done = true
 	a.cleanup.Stop()
 	a.discard()
-	if a.head.closed.Load() {
-		return fmt.Errorf("tsdb: rollback: %w", ErrClosed)
-	}
 	return nil
 }
 
