@@ -26,7 +26,9 @@ type SeriesRef uint64
 // Locks: each memSeries has its own mutex; each stripe of the series map has
 // an RWMutex; the isolation state has one mutex. The order is stripe lock,
 // then series lock, then isolation lock; nothing else is ever held while
-// taking one of them.
+// taking one of them, except closeMu: a Commit holds its read side while it
+// logs to the WAL and takes the others, so closeMu comes first of all, and
+// nothing holding another head lock takes it.
 type Head struct {
 	logger *slog.Logger
 
