@@ -156,7 +156,7 @@ func TestFarFutureSampleWindow(t *testing.T) {
 func TestTruncateRacingCommits(t *testing.T) {
 	db, _ := openTestDB(t, nil)
 	noWakeups(db)
-	h := db.Head()
+	h := db.head
 	const base = int64(10 * 3600_000)
 	appendRange(t, db, labels.FromStrings("__name__", "anchor"), base, base+60_000)
 	n := 20000

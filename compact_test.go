@@ -371,7 +371,7 @@ func TestHeadBoundedByWindow(t *testing.T) {
 		if r%perBlock == perBlock-1 {
 			before := heap()
 			require.NoError(t, db.Compact(ctx))
-			chunks, mint := headChunks(db.Head())
+			chunks, mint := headChunks(db.head)
 			maxChunks = max(maxChunks, chunks)
 			t.Logf("after %2dh: heap %6.1f MiB before compaction, %6.1f MiB after; head: %d chunks from %dh",
 				(r+1)/240, float64(before)/(1<<20), float64(heap())/(1<<20), chunks, mint/3600_000)

@@ -92,6 +92,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
+		trackLeaks:        o.TrackLeakedAppenders,
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
@@ -305,8 +306,26 @@ func releaseBlocks(bs []*Block) {
 // Dir returns the data directory.
 func (db *DB) Dir() string { return db.dir }
 
-// Head returns the DB's in-memory head block.
-func (db *DB) Head() *Head { return db.head }
+// Head returns a read-only view of the DB's in-memory head. It offers no
+// way to write: the DB's Appender is the only one.
+func (db *DB) Head() HeadView { return HeadView{h: db.head} }
+
+// HeadView is a read-only view of a DB's in-memory head: its series count
+// and the time range of its committed samples, read live at each call (so
+// two calls need not agree with each other). It stays usable after the DB
+// is closed and then reports the head as it was at Close.
+type HeadView struct{ h *Head }
+
+// NumSeries returns the number of series in the head.
+func (v HeadView) NumSeries() int64 { return v.h.NumSeries() }
+
+// MinTime returns the time of the oldest committed sample in the head,
+// math.MaxInt64 if there is none.
+func (v HeadView) MinTime() int64 { return v.h.MinTime() }
+
+// MaxTime returns the time of the newest committed sample in the head,
+// math.MinInt64 if there is none.
+func (v HeadView) MaxTime() int64 { return v.h.MaxTime() }
 
 func (db *DB) isClosed() bool {
 	db.mu.RLock()
@@ -316,7 +335,7 @@ func (db *DB) isClosed() bool {
 
 // Appender returns a new transaction. On a closed DB, its methods return
 // ErrClosed.
-func (db *DB) Appender(ctx context.Context) Appender {
+func (db *DB) Appender(_ context.Context) Appender {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	switch {
@@ -325,7 +344,7 @@ func (db *DB) Appender(ctx context.Context) Appender {
 	case db.readOnly:
 		return closedAppender{ErrReadOnly}
 	}
-	return db.head.Appender(ctx)
+	return db.head.appender()
 }
 
 // Querier returns a Querier over [mint, maxt] (inclusive) that sees
@@ -381,9 +400,12 @@ func (db *DB) run(ctx context.Context) {
 	}
 }
 
-// Close stops background work, closes the WAL and the blocks and releases
-// the lock. Appenders and Queriers still open get ErrClosed from then on
-// where they would need the DB.
+// Close stops background work, waits for the commits in flight, closes the
+// WAL and the blocks and releases the lock. Appenders and Queriers still
+// open get ErrClosed from then on where they would need the DB: a Commit
+// that runs concurrently with Close either completes before the WAL is
+// closed (it returns nil and replays after a restart) or applies and logs
+// nothing and returns ErrClosed.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
@@ -400,6 +422,7 @@ func (db *DB) Close() error {
 	_ = db.cmtx.lock(context.Background()) // no compaction past this point; cannot fail
 	defer db.cmtx.unlock()
 
+	db.head.close() // waits for the commits in flight
 	var errs []error
 	if w := db.head.wal; w != nil {
 		if err := w.Close(); err != nil {
@@ -462,12 +485,13 @@ func (m *ctxMutex) lock(ctx context.Context) error {
 // unlock releases the lock, which the caller holds.
 func (m *ctxMutex) unlock() { <-m.ch() }
 
-// closedAppender is handed out by a closed or read-only DB; every call
-// returns err.
+// closedAppender is handed out by a closed or read-only DB: Append and
+// Commit return err; Rollback returns nil, as it does on an Appender of an
+// open DB that was closed meanwhile (there is nothing to discard).
 type closedAppender struct{ err error }
 
 func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
 	return 0, a.err
 }
 func (a closedAppender) Commit() error   { return a.err }
-func (a closedAppender) Rollback() error { return a.err }
+func (a closedAppender) Rollback() error { return nil }

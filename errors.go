@@ -13,7 +13,9 @@ var (
 	// and the staleness marker count as different values). Appending the same
 	// value bits again is a no-op, not an error.
 	ErrDuplicateSampleForTimestamp = errors.New("tsdb: duplicate sample for timestamp")
-	// ErrOutOfBounds: the sample is older than the head's appendable window.
+	// ErrOutOfBounds: the sample is older than the head's appendable window,
+	// or its timestamp is math.MinInt64, which the head reserves (it marks
+	// a series without samples).
 	ErrOutOfBounds = errors.New("tsdb: out of bounds")
 	// ErrTooFarInFuture: the sample is later than the wall clock plus
 	// Options.MaxFutureSkew (only with that option set).
@@ -25,7 +27,11 @@ var (
 
 // Errors about the state of the database or of an Appender or Querier.
 var (
-	// ErrClosed: the DB (or the Querier) was closed.
+	// ErrClosed: the DB (or the Querier) was closed. An Appender created
+	// before DB.Close returns it from Append and Commit after Close (a
+	// Commit concurrent with Close either completes before Close closes the
+	// WAL, or returns ErrClosed); a Commit that returns it applied and
+	// logged nothing.
 	ErrClosed = errors.New("tsdb: closed")
 	// ErrAppenderClosed: Append, Commit or Rollback was called on an Appender
 	// that was already committed or rolled back.

@@ -27,7 +27,9 @@ type SeriesRef uint64
 // Locks: each memSeries has its own mutex; each stripe of the series map has
 // an RWMutex; the isolation state has one mutex. The order is stripe lock,
 // then series lock, then isolation lock; nothing else is ever held while
-// taking one of them.
+// taking one of them, except closeMu: a Commit holds its read side while it
+// logs to the WAL and takes the others, so closeMu comes first of all, and
+// nothing holding another head lock takes it.
 type Head struct {
 	logger *slog.Logger
 
@@ -62,8 +64,9 @@ type Head struct {
 	truncMin, truncMax int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
-	// sampleBufs pools the sample buffers of Appenders (*[]pendingSample),
-	// so that a scrape-sized commit does not regrow one every time.
+	// sampleBufs pools the batches of Appenders (*appendBatch) with their
+	// sample buffers, so that a scrape-sized commit does not regrow one
+	// every time.
 	sampleBufs sync.Pool
 	// walScratch pools the encoding buffers of commits (see wal.go).
 	wal        *wlog.WL
@@ -73,6 +76,18 @@ type Head struct {
 	// their replacement.
 	tombs   atomic.Pointer[headTombstones]
 	tombsMu sync.Mutex
+
+	// closeMu orders commits against close: Commit holds the read side
+	// from its check of closed until its samples are applied and logged;
+	// close takes the write side to set closed, so once close returns no
+	// commit is in flight and none will touch the WAL or the head again.
+	// Append reads closed without the lock (a hint: Commit checks again).
+	closeMu sync.RWMutex
+	closed  atomic.Bool
+
+	// trackLeakedAppenders: Appenders record where they were created, for
+	// the warning logged when a leaked one is released.
+	trackLeakedAppenders bool
 
 	// onCommit, if set (by the DB, before use), is called after each
 	// commit: it wakes compaction when the head is due.
@@ -91,24 +106,35 @@ type headOptions struct {
 	stripeSize        int
 	isolationDisabled bool
 	maxFutureSkew     int64 // ms; 0: off
+	trackLeaks        bool  // Options.TrackLeakedAppenders
 }
 
 func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Head {
 	h := &Head{
-		logger:          logger,
-		chunkRange:      o.chunkRange,
-		samplesPerChunk: o.samplesPerChunk,
-		isolationOn:     !o.isolationDisabled,
-		maxFutureSkew:   o.maxFutureSkew,
-		iso:             newIsolation(),
-		series:          newStripeSeries(o.stripeSize),
-		postings:        index.NewMemPostings(),
+		logger:               logger,
+		chunkRange:           o.chunkRange,
+		samplesPerChunk:      o.samplesPerChunk,
+		isolationOn:          !o.isolationDisabled,
+		maxFutureSkew:        o.maxFutureSkew,
+		trackLeakedAppenders: o.trackLeaks,
+		iso:                  newIsolation(),
+		series:               newStripeSeries(o.stripeSize),
+		postings:             index.NewMemPostings(),
 	}
 	h.minTime.Store(math.MaxInt64)
 	h.maxTime.Store(math.MinInt64)
 	h.minValidTime.Store(math.MinInt64)
 	h.metrics = newHeadMetrics(h, reg)
 	return h
+}
+
+// close makes every later Commit, Append and Rollback fail with ErrClosed.
+// It waits for the commits in flight, so that the caller may close the WAL
+// when it returns.
+func (h *Head) close() {
+	h.closeMu.Lock()
+	h.closed.Store(true)
+	h.closeMu.Unlock()
 }
 
 // NumSeries returns the number of series in the head.
@@ -124,7 +150,10 @@ func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
 
 // appendableMinValidTime returns the oldest timestamp the head accepts now:
 // samples must not be older than half a block range before the newest
-// sample, nor older than data already moved to blocks.
+// sample, nor older than data already moved to blocks. The comparison
+// (rather than a subtraction) keeps a newest sample within half a block
+// range of math.MinInt64 from wrapping the bound around to the top; it
+// also covers the empty head (maxTime math.MinInt64).
 //
 // The window follows the newest sample, whatever its time: once a sample
 // far in the future is committed (a client sending microseconds instead of
@@ -134,7 +163,7 @@ func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
 // they never get in.
 func (h *Head) appendableMinValidTime() int64 {
 	mv := h.minValidTime.Load()
-	if maxt := h.maxTime.Load(); maxt != math.MinInt64 {
+	if maxt := h.maxTime.Load(); maxt >= math.MinInt64+h.chunkRange/2 {
 		mv = max(mv, maxt-h.chunkRange/2)
 	}
 	return mv
@@ -250,8 +279,10 @@ type memSeries struct {
 	// pendingApp and pendingIdx point at the newest sample an Appender has
 	// buffered but not committed for this series, so that the Appender can
 	// reject its own out-of-order samples at Append time. Cleared when that
-	// Appender commits or rolls back.
-	pendingApp *headAppender
+	// Appender commits or rolls back, or is released as leaked. It points
+	// at the Appender's batch, never at the Appender itself, so that the
+	// head does not keep a leaked Appender reachable.
+	pendingApp *appendBatch
 	pendingIdx int32
 	// pending counts the samples of this series buffered by open
 	// Appenders: a series with pending samples is never removed.
@@ -277,7 +308,7 @@ func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
 // appendableLocked checks whether (t, v) can follow the series' newest
 // sample and the newest sample pending in app. It returns errNoop for a
 // re-append of the newest sample with identical value bits.
-func (s *memSeries) appendableLocked(app *headAppender, t int64, v float64) error {
+func (s *memSeries) appendableLocked(app *appendBatch, t int64, v float64) error {
 	if s.pendingApp == app {
 		p := &app.samples[s.pendingIdx]
 		return sampleOrder(t, v, p.t, math.Float64bits(p.v))

@@ -1,10 +1,10 @@
 package tsdb
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -12,7 +12,11 @@ import (
 // Appender adds samples in one transaction. Samples buffered by Append
 // become visible all at once when Commit returns, or never (Rollback). An
 // Appender is not safe for concurrent use and must not be used after Commit
-// or Rollback; use one Appender per goroutine.
+// or Rollback; use one Appender per goroutine. After the DB is closed,
+// Append and Commit return ErrClosed (Commit then applied nothing) and
+// Rollback returns nil (it cannot fail: nothing became visible). An Appender dropped without Commit or Rollback
+// is rolled back when the garbage collector finds it (which may take a
+// while; until then its series cannot be truncated away).
 type Appender interface {
 	// Append buffers a sample. ref is a hint from an earlier Append of the
 	// same series (0 if unknown); the returned ref can be passed next time.
@@ -36,9 +40,22 @@ type pendingSample struct {
 	v float64
 }
 
+// appendBatch is what the head knows of an open Appender: its buffered
+// samples. Series point at it (memSeries.pendingApp), so it must never
+// point at its headAppender: the headAppender is what the caller holds, and
+// only if nothing in the head reaches it can the garbage collector find a
+// leaked one and release its batch (releaseLeakedAppender). Batches are
+// pooled (Head.sampleBufs) with their sample buffers.
+type appendBatch struct {
+	samples []pendingSample
+}
+
 // headAppender is the head's Appender. It holds no write ID until Commit
 // starts applying its samples, so an idle or leaked appender costs the
-// isolation machinery nothing.
+// isolation machinery nothing. It takes a batch on its first Append; from
+// its first buffered sample until Commit or Rollback it counts in
+// tsdb_head_open_appenders and carries a cleanup that releases the batch
+// if the appender is dropped without either.
 type headAppender struct {
 	head         *Head
 	minValidTime int64 // fixed at creation: bounds the appendable window
@@ -48,21 +65,32 @@ type headAppender struct {
 	// MaxFutureSkew.
 	maxValidTime int64
 
-	samples []pendingSample
-	buf     *[]pendingSample // the pool's box of samples, reused to return it
+	*appendBatch // nil until the first Append
 
-	tx   inflightWrite // the commit's write ID while it is in flight
-	done bool
+	tx      inflightWrite // the commit's write ID while it is in flight
+	done    bool
+	tracked bool            // counted as open, cleanup attached
+	cleanup runtime.Cleanup // releases the batch of a leaked appender
+	created []uintptr       // call stack of the creation, with Options.TrackLeakedAppenders
 }
 
-// Appender returns a new transaction on the head.
-func (h *Head) Appender(_ context.Context) Appender {
-	h.metrics.openAppenders.Inc()
-	return &headAppender{
+// appender returns a new transaction on the head. It is not exported: the
+// DB's Appender is the only way in, so that ErrClosed and ErrReadOnly
+// always apply. With h.trackLeakedAppenders it records the stack of the
+// DB.Appender call for the leak warning.
+func (h *Head) appender() *headAppender {
+	// t == math.MinInt64 is the series' "no sample yet" marker (lastT), so
+	// the head cannot store it: the bound starts one above.
+	a := &headAppender{
 		head:         h,
-		minValidTime: h.appendableMinValidTime(),
+		minValidTime: max(h.appendableMinValidTime(), math.MinInt64+1),
 		maxValidTime: h.appendableMaxValidTime(),
 	}
+	if h.trackLeakedAppenders {
+		pcs := make([]uintptr, 32)
+		a.created = pcs[:runtime.Callers(3, pcs)]
+	}
+	return a
 }
 
 // Append implements Appender.
@@ -72,8 +100,14 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	}
 	h := a.head
 	if t < a.minValidTime {
-		h.metrics.outOfBounds.Inc()
-		return 0, fmt.Errorf("%w: sample at %d for %s is older than %d", ErrOutOfBounds, t, lset, a.minValidTime)
+		return 0, a.outOfBounds(lset, t)
+	}
+	if h.closed.Load() {
+		return 0, fmt.Errorf("tsdb: append: %w", ErrClosed)
+	}
+	b := a.appendBatch
+	if b == nil {
+		b = a.newBatch()
 	}
 	if t > a.maxValidTime {
 		// The bound was read from the clock when the Appender was
@@ -102,9 +136,9 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 		s.mu.Unlock()
 		s = nil
 	}
-	err = s.appendableLocked(a, t, v)
+	err = s.appendableLocked(b, t, v)
 	if err == nil {
-		s.pendingApp, s.pendingIdx = a, int32(len(a.samples))
+		s.pendingApp, s.pendingIdx = b, int32(len(b.samples))
 		s.pending++
 	}
 	s.mu.Unlock()
@@ -120,13 +154,61 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 		h.metrics.duplicate.Inc()
 		return 0, fmt.Errorf("%w: sample at %d for %s", err, t, s.lset)
 	}
-	if a.samples == nil {
-		if b, ok := h.sampleBufs.Get().(*[]pendingSample); ok {
-			a.samples, a.buf = *b, b
-		}
+	if !a.tracked {
+		a.track()
 	}
-	a.samples = append(a.samples, pendingSample{s: s, t: t, v: v})
+	b.samples = append(b.samples, pendingSample{s: s, t: t, v: v})
 	return s.ref, nil
+}
+
+// outOfBounds counts and describes a sample before the appendable window.
+func (a *headAppender) outOfBounds(lset labels.Labels, t int64) error {
+	a.head.metrics.outOfBounds.Inc()
+	if t == math.MinInt64 {
+		return fmt.Errorf("%w: sample at math.MinInt64 for %s: the timestamp is reserved", ErrOutOfBounds, lset)
+	}
+	return fmt.Errorf("%w: sample at %d for %s is older than %d", ErrOutOfBounds, t, lset, a.minValidTime)
+}
+
+// newBatch gives the appender a batch, from the head's pool if it has one.
+func (a *headAppender) newBatch() *appendBatch {
+	b, _ := a.head.sampleBufs.Get().(*appendBatch)
+	if b == nil {
+		b = &appendBatch{}
+	}
+	a.appendBatch = b
+	return b
+}
+
+// track counts the appender as open and attaches the cleanup that releases
+// its batch if the appender becomes unreachable without Commit or
+// Rollback. Called once, when the first sample is buffered.
+func (a *headAppender) track() {
+	a.tracked = true
+	a.head.metrics.openAppenders.Inc()
+	a.cleanup = runtime.AddCleanup(a, releaseLeakedAppender, appenderLeak{head: a.head, batch: a.appendBatch, created: a.created})
+}
+
+// appenderLeak is what the cleanup of a leaked Appender needs; it must not
+// reference the appender, or the appender would never be collected.
+type appenderLeak struct {
+	head    *Head
+	batch   *appendBatch
+	created []uintptr
+}
+
+// releaseLeakedAppender runs when an Appender with buffered samples became
+// unreachable without Commit or Rollback: its samples are discarded as by
+// Rollback, so its series are no longer pending and truncation may remove
+// them. The gauge goes down last, once everything else is done.
+func releaseLeakedAppender(l appenderLeak) {
+	l.batch.clearPending()
+	l.head.releaseBatch(l.batch)
+	if l.created != nil {
+		l.head.logger.Warn("tsdb: Appender was neither committed nor rolled back; its samples were discarded by the garbage collector",
+			"created_at", formatStack(l.created))
+	}
+	l.head.metrics.openAppenders.Dec()
 }
 
 // Commit implements Appender. Samples are applied series by series under
@@ -134,19 +216,37 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 // A sample that another commit made out of order or duplicate meanwhile is
 // dropped and counted in tsdb_head_samples_rejected_total; the rest of the
 // transaction is applied.
+//
+// Commit holds the head's closing lock (read side) from its check of the
+// closed flag until its samples are applied, so Close waits for it: a
+// Commit either completes before the WAL and the head are closed (nil, and
+// its WAL record is written) or finds them closed and applies and logs
+// nothing (ErrClosed).
 func (a *headAppender) Commit() error {
 	if a.done {
 		return ErrAppenderClosed
 	}
 	a.done = true
-	defer a.release()
-	if len(a.samples) == 0 {
+	// From here on a is reachable until the end of Commit only if the code
+	// below uses it; stopping the cleanup first means it can never run
+	// concurrently with Commit.
+	a.cleanup.Stop()
+	h := a.head
+	h.closeMu.RLock()
+	defer h.closeMu.RUnlock()
+	if h.closed.Load() {
+		a.discard()
+		return fmt.Errorf("tsdb: commit: %w", ErrClosed)
+	}
+	b := a.appendBatch
+	if b == nil || len(b.samples) == 0 {
+		a.discard()
 		return nil
 	}
-	h := a.head
+	defer a.release()
 	if h.wal != nil {
 		if err := a.logCommit(); err != nil {
-			a.clearPending()
+			b.clearPending()
 			return fmt.Errorf("tsdb: commit: %w", err)
 		}
 	}
@@ -162,18 +262,18 @@ func (a *headAppender) Commit() error {
 	// The time range of the samples applied (not of those dropped): the
 	// head's range covers committed samples only.
 	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range a.samples {
+	for i := range b.samples {
 		if h.commitHook != nil {
 			h.commitHook(a, i)
 		}
-		p := &a.samples[i]
+		p := &b.samples[i]
 		s := p.s
 		s.mu.Lock()
 		reason := reasonOutOfBounds
 		if p.t >= minValid {
 			reason = s.appendLocked(h, p.t, p.v, id, lowWatermark)
 		}
-		if s.pendingApp == a {
+		if s.pendingApp == b {
 			s.pendingApp = nil
 		}
 		s.pending--
@@ -203,23 +303,34 @@ func (a *headAppender) Commit() error {
 	return nil
 }
 
-// Rollback implements Appender. It takes no write ID.
+// Rollback implements Appender. It takes no write ID. It discards the
+// buffered samples and returns nil also after the DB was closed: nothing
+// became visible, which is all Rollback promises.
 func (a *headAppender) Rollback() error {
 	if a.done {
 		return ErrAppenderClosed
 	}
 	a.done = true
-	a.clearPending()
-	a.release()
+	a.cleanup.Stop()
+	a.discard()
 	return nil
 }
 
-// clearPending removes the appender's marks from its series.
-func (a *headAppender) clearPending() {
-	for i := range a.samples {
-		s := a.samples[i].s
+// discard drops the buffered samples (their marks on the series too) and
+// releases the batch.
+func (a *headAppender) discard() {
+	if a.appendBatch != nil {
+		a.clearPending()
+	}
+	a.release()
+}
+
+// clearPending removes the batch's marks from its series.
+func (b *appendBatch) clearPending() {
+	for i := range b.samples {
+		s := b.samples[i].s
 		s.mu.Lock()
-		if s.pendingApp == a {
+		if s.pendingApp == b {
 			s.pendingApp = nil
 		}
 		s.pending--
@@ -231,16 +342,27 @@ func (a *headAppender) clearPending() {
 // transaction does not pin its buffer forever.
 const maxPooledSamples = 1 << 16
 
+// release gives the batch back to the pool and stops counting the
+// appender as open. The caller has stopped the cleanup.
 func (a *headAppender) release() {
-	if b := a.samples; cap(b) > 0 && cap(b) <= maxPooledSamples {
-		clear(b) // drop series references
-		if a.buf == nil {
-			a.buf = new([]pendingSample) // once per buffer, not per commit
-		}
-		*a.buf = b[:0]
-		a.head.sampleBufs.Put(a.buf)
-		a.buf = nil
+	if b := a.appendBatch; b != nil {
+		a.appendBatch = nil
+		a.head.releaseBatch(b)
 	}
-	a.samples = nil
-	a.head.metrics.openAppenders.Dec()
+	if a.tracked {
+		a.tracked = false
+		a.head.metrics.openAppenders.Dec()
+	}
+}
+
+// releaseBatch empties b (dropping its series references) and pools it
+// unless its buffer is too large to keep. No series may point at b any
+// more.
+func (h *Head) releaseBatch(b *appendBatch) {
+	if cap(b.samples) > maxPooledSamples {
+		return
+	}
+	clear(b.samples)
+	b.samples = b.samples[:0]
+	h.sampleBufs.Put(b)
 }

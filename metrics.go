@@ -42,7 +42,7 @@ func newHeadMetrics(h *Head, reg prometheus.Registerer) *headMetrics {
 		}),
 		openAppenders: f.NewGauge(prometheus.GaugeOpts{
 			Name: "tsdb_head_open_appenders",
-			Help: "Appenders created and not yet committed or rolled back.",
+			Help: "Appenders holding buffered samples, neither committed nor rolled back (nor released by the garbage collector after a leak).",
 		}),
 		rejected: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "tsdb_head_samples_rejected_total",

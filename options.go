@@ -90,6 +90,12 @@ type Options struct {
 	// one warning naming that place when a Querier becomes unreachable
 	// without Close. It costs a stack capture per Querier.
 	TrackLeakedQueriers bool
+
+	// TrackLeakedAppenders records where each Appender is created and logs
+	// one warning naming that place when an Appender with buffered samples
+	// becomes unreachable without Commit or Rollback (its samples are then
+	// discarded, as by Rollback). It costs a stack capture per Appender.
+	TrackLeakedAppenders bool
 }
 
 // DefaultOptions returns the options used when Open is given nil.
