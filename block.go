@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -256,6 +257,52 @@ func (b *Block) acquire() bool {
 	return true
 }
 
+// acquireHeld takes one more reader reference for a caller that holds one
+// already (so the block cannot be closed meanwhile). Unlike acquire it
+// succeeds on a block being closed: the files stay open until the last
+// reference goes.
+func (b *Block) acquireHeld() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.readers <= 0 || b.closed {
+		panic("tsdb: acquireHeld on a block without readers") // a bug in this package, never an I/O error
+	}
+	b.readers++
+}
+
+// blockLease holds reader references on the blocks that one Select reads,
+// for as long as anything the Select returned is reachable: the series set,
+// its Series and their iterators read the blocks' mapped files (postings,
+// chunks), which must stay mapped under them even after the Querier is
+// closed and the blocks are deleted or the DB is closed. (On Linux a
+// mapping outlives the unlinking of its file, so a deleted block's data
+// stays readable until the lease goes.) A cleanup releases the references
+// when the lease becomes unreachable, which is after the last of those
+// values has become unreachable; until then a deleted block's files take
+// disk space.
+//
+// Everything that reads block memory references the lease: the set, each
+// blockSeries and, through its series, each blockIterator. Their methods
+// end with runtime.KeepAlive on the lease, so that the lease cannot be
+// collected while a call on the last reference to it is still reading.
+type blockLease struct {
+	blocks []*Block
+}
+
+// newBlockLease takes a reference on each of blocks, on which the caller
+// holds one already (see acquireHeld).
+func newBlockLease(blocks []*Block) *blockLease {
+	if len(blocks) == 0 {
+		return nil
+	}
+	for _, b := range blocks {
+		b.acquireHeld()
+	}
+	l := &blockLease{blocks: blocks}
+	runtime.AddCleanup(l, releaseBlocks, blocks)
+	return l
+}
+
 // release drops a reader reference, closing the block if it was the last
 // one of a block being closed.
 func (b *Block) release() {
@@ -310,6 +357,7 @@ func (b *Block) overlaps(mint, maxt int64) bool {
 type blockSeriesSet struct {
 	ctx        context.Context
 	b          *Block
+	lease      *blockLease // keeps b's files mapped; nil if the caller holds b otherwise
 	tombs      tombstones.Reader
 	p          index.Postings
 	mint, maxt int64
@@ -322,18 +370,31 @@ type blockSeriesSet struct {
 
 // selectSeries returns the block's series matching ms with samples in
 // [mint, maxt] not deleted by tombs, sorted by labels. The caller holds a
-// reader reference.
+// reader reference for as long as it uses the set and what it returns.
 func (b *Block) selectSeries(ctx context.Context, tombs tombstones.Reader, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+	return b.selectLeased(ctx, nil, tombs, mint, maxt, ms)
+}
+
+// selectLeased is selectSeries for a Querier: the set and everything it
+// returns reference lease, which holds b, so they may outlive the caller's
+// own reference.
+func (b *Block) selectLeased(ctx context.Context, lease *blockLease, tombs tombstones.Reader, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
 	p, err := index.PostingsForMatchers(b.index, ms...)
 	if err != nil {
 		return errSeriesSet{fmt.Errorf("tsdb: select block %s: %w", b.meta.ULID, err)}
 	}
 	// Postings are in series-reference order, which for an index file is
 	// label order: no sorting needed.
-	return &blockSeriesSet{ctx: ctx, b: b, tombs: tombs, p: p, mint: mint, maxt: maxt, builder: labels.NewScratchBuilder(16)}
+	return &blockSeriesSet{ctx: ctx, b: b, lease: lease, tombs: tombs, p: p, mint: mint, maxt: maxt, builder: labels.NewScratchBuilder(16)}
 }
 
 func (s *blockSeriesSet) Next() bool {
+	ok := s.next()
+	runtime.KeepAlive(s.lease)
+	return ok
+}
+
+func (s *blockSeriesSet) next() bool {
 	for s.err == nil && s.p.Next() {
 		if s.n++; s.n%ctxCheckInterval == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -374,7 +435,7 @@ func (s *blockSeriesSet) Next() bool {
 		if coversAll(itvs, chks[0].minTime, chks[len(chks)-1].maxTime) {
 			continue // deleted whole
 		}
-		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: slices.Clone(itvs)}
+		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, lease: s.lease, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: slices.Clone(itvs)}
 		return true
 	}
 	if s.err == nil {
@@ -409,6 +470,7 @@ type chunkRef struct {
 type blockSeries struct {
 	lset       labels.Labels
 	b          *Block
+	lease      *blockLease // keeps the chunks' memory mapped; see blockLease
 	chunks     []chunkRef
 	mint, maxt int64
 	deleted    tombstones.Intervals
@@ -448,6 +510,12 @@ func (it *blockIterator) nextChunk(ci int) bool {
 }
 
 func (it *blockIterator) Next() bool {
+	ok := it.next()
+	runtime.KeepAlive(it.s.lease)
+	return ok
+}
+
+func (it *blockIterator) next() bool {
 	if it.done {
 		return false
 	}
@@ -479,6 +547,12 @@ func (it *blockIterator) Next() bool {
 }
 
 func (it *blockIterator) Seek(t millis) bool {
+	ok := it.seek(t)
+	runtime.KeepAlive(it.s.lease)
+	return ok
+}
+
+func (it *blockIterator) seek(t millis) bool {
 	if it.done {
 		return false
 	}
@@ -495,7 +569,7 @@ func (it *blockIterator) Seek(t millis) bool {
 			return false
 		}
 	}
-	for it.Next() {
+	for it.next() {
 		if it.t >= t {
 			return true
 		}

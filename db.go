@@ -239,10 +239,11 @@ func (db *DB) lastBlockMaxTime() int64 {
 	return maxt
 }
 
-// deleteBlocks removes the given blocks from the DB and from disk. Open
-// queriers keep reading them until they close: the files are closed after
-// the last reader. On the real filesystem an open mapping stays valid after
-// the files are removed.
+// deleteBlocks removes the given blocks from the DB and from disk. Readers
+// keep reading them (open queriers, and the series sets, Series and
+// iterators a Select returned, through its blockLease): the files are
+// closed after the last reader. On the real filesystem an open mapping
+// stays valid after the files are removed.
 func (db *DB) deleteBlocks(metas []BlockMeta) error {
 	db.mu.Lock()
 	var gone []*Block
@@ -406,6 +407,9 @@ func (db *DB) run(ctx context.Context) {
 // that runs concurrently with Close either completes before the WAL is
 // closed (it returns nil and replays after a restart) or applies and logs
 // nothing and returns ErrClosed.
+// Series sets, Series and iterators obtained before keep working: a
+// block's files are unmapped only once the last of them is gone (see
+// Querier.Close).
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {

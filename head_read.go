@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -60,11 +61,20 @@ type headSeriesSet struct {
 	snap       *readSnapshot
 	tombs      *headTombstones
 	mint, maxt int64
-	series     []*memSeries
-	i          int
-	cur        *headSeries
-	err        error
-	invBuf     []uint64
+
+	// mu protects the fields below: Next holds it, and so does freeze,
+	// which the Querier's Close may call from another goroutine. Lock
+	// order: the querier's mu and setsMu, then this, then memSeries.mu.
+	mu     sync.Mutex
+	series []*memSeries // until frozen: the series to capture, from i on
+	// frozen: Close captured the series from i on into captured, and snap
+	// may be released; Next no longer reads the live series.
+	frozen   bool
+	captured []*headSeries
+	i        int
+	cur      *headSeries
+	err      error
+	invBuf   []uint64
 	// scratch is the iterator Next positions on the next series' first
 	// sample: one left over from a series without visible samples, or one
 	// a caller handed back as reuse to Iterator. Atomic because Iterator
@@ -73,21 +83,34 @@ type headSeriesSet struct {
 }
 
 func (ss *headSeriesSet) Next() bool {
-	for ss.err == nil && ss.i < len(ss.series) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for ss.err == nil {
+		n := len(ss.series)
+		if ss.frozen {
+			n = len(ss.captured)
+		}
+		if ss.i >= n {
+			return false
+		}
 		if ss.i%ctxCheckInterval == 0 {
 			if err := ss.ctx.Err(); err != nil {
 				ss.err = err
 				return false
 			}
 		}
-		s := ss.series[ss.i]
-		ss.i++
-		deleted := ss.tombs.get(s.ref)
-		hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf)
-		if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
-			continue
+		var hs *headSeries
+		if ss.frozen {
+			hs = ss.captured[ss.i]
+			ss.captured[ss.i] = nil // the set no longer holds what it returned
+			ss.i++
+		} else {
+			s := ss.series[ss.i]
+			ss.i++
+			if hs = ss.captureLocked(s); hs == nil {
+				continue
+			}
 		}
-		hs.deleted = deleted
 		// A series is returned only if the read sees a sample of it in
 		// range: which series come back must not depend on how far a
 		// commit in flight has got. The iterator that found the first
@@ -111,6 +134,38 @@ func (ss *headSeriesSet) Next() bool {
 		return true
 	}
 	return false
+}
+
+// captureLocked captures what the read sees of s, nil if nothing. The
+// caller holds ss.mu and the snapshot is not released.
+func (ss *headSeriesSet) captureLocked(s *memSeries) *headSeries {
+	deleted := ss.tombs.get(s.ref)
+	hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf)
+	if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+		return nil
+	}
+	hs.deleted = deleted
+	return hs
+}
+
+// freeze captures the series Next has not reached yet, so that the set no
+// longer needs its snapshot: the Querier's Close calls it before releasing
+// the snapshot, after which the head may drop the data, and forget the
+// write IDs, that the read relies on. It ignores the set's context (Close
+// has none); a set already done is left alone.
+func (ss *headSeriesSet) freeze() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.frozen || ss.err != nil {
+		return
+	}
+	var captured []*headSeries
+	for _, s := range ss.series[ss.i:] {
+		if hs := ss.captureLocked(s); hs != nil {
+			captured = append(captured, hs)
+		}
+	}
+	ss.frozen, ss.captured, ss.series, ss.i = true, captured, nil, 0
 }
 
 func (ss *headSeriesSet) At() Series { return ss.cur }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
@@ -30,8 +31,13 @@ type Querier interface {
 	// LabelNames returns the sorted label names of the series matching ms
 	// (all series if none).
 	LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error)
-	// Close releases the read snapshot. Series sets and iterators obtained
-	// before stay usable.
+	// Close releases the read snapshot. Series sets, Series and iterators
+	// obtained before stay usable and keep returning what the snapshot saw,
+	// even after the blocks they read are compacted away or deleted and
+	// after the DB is closed: they hold the blocks' files open until they
+	// become unreachable (so a deleted block's disk space is reclaimed only
+	// after the garbage collector found them). Close captures, from the
+	// head, the series a set has not reached yet.
 	Close() error
 }
 
@@ -54,7 +60,8 @@ type Series interface {
 }
 
 // querier is the DB's Querier. It owns one read snapshot and a reader
-// reference on each block it reads.
+// reference on each block it reads; each Select takes references of its
+// own (a blockLease) for what it returns.
 type querier struct {
 	head   *Head
 	blocks []*Block // oldest first
@@ -68,9 +75,17 @@ type querier struct {
 	// the head). visible is snap with isolation on, nil with it off.
 	snap, visible *readSnapshot
 
-	mu      sync.Mutex // protects closed and the cleanup's Stop
+	// mu protects closed and the cleanup's Stop. Select and the label
+	// queries hold it for reading while they use the querier's block
+	// references and snapshot; Close holds it for writing.
+	mu      sync.RWMutex
 	closed  bool
 	cleanup runtime.Cleanup
+
+	setsMu sync.Mutex // protects headSets; taken after mu
+	// headSets are the head series sets Select returned, for Close to
+	// freeze those still reachable before it releases the snapshot.
+	headSets []weak.Pointer[headSeriesSet]
 }
 
 // leakInfo is what the cleanup of a leaked Querier needs; it must not
@@ -124,22 +139,43 @@ func formatStack(pcs []uintptr) string {
 	return b.String()
 }
 
-func (q *querier) isClosed() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.closed
+// rlockOpen read-locks q.mu and reports true if q is open; otherwise it
+// unlocks and reports false.
+func (q *querier) rlockOpen() bool {
+	q.mu.RLock()
+	if q.closed {
+		q.mu.RUnlock()
+		return false
+	}
+	return true
 }
 
 func (q *querier) Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet {
-	if q.isClosed() {
+	if !q.rlockOpen() {
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", ErrClosed)}
 	}
+	defer q.mu.RUnlock()
+	return q.selectLocked(ctx, ms)
+}
+
+// selectLocked is Select; the caller holds q.mu for reading and q is open.
+func (q *querier) selectLocked(ctx context.Context, ms []*labels.Matcher) SeriesSet {
+	// The set may outlive Close: it reads the blocks through references of
+	// its own.
+	lease := newBlockLease(q.blocks)
 	sets := make([]SeriesSet, 0, len(q.blocks)+1)
 	for i, b := range q.blocks {
-		sets = append(sets, b.selectSeries(ctx, q.blockTombs[i], q.mint, q.maxt, ms))
+		sets = append(sets, b.selectLeased(ctx, lease, q.blockTombs[i], q.mint, q.maxt, ms))
 	}
 	if hmint := max(q.mint, q.headMint); hmint <= q.maxt {
-		sets = append(sets, q.head.selectSeries(ctx, q, q.visible, q.headTombs, hmint, q.maxt, ms))
+		set := q.head.selectSeries(ctx, q, q.visible, q.headTombs, hmint, q.maxt, ms)
+		if hs, ok := set.(*headSeriesSet); ok {
+			q.setsMu.Lock()
+			q.headSets = slices.DeleteFunc(q.headSets, func(p weak.Pointer[headSeriesSet]) bool { return p.Value() == nil })
+			q.headSets = append(q.headSets, weak.Make(hs))
+			q.setsMu.Unlock()
+		}
+		sets = append(sets, set)
 	}
 	return &keepAlive{SeriesSet: mergeSeriesSets(sets), owner: q}
 }
@@ -152,9 +188,10 @@ type keepAlive struct {
 }
 
 func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
-	if q.isClosed() {
+	if !q.rlockOpen() {
 		return nil, fmt.Errorf("tsdb: label values: %w", ErrClosed)
 	}
+	defer q.mu.RUnlock()
 	if len(ms) == 0 {
 		sets := [][]string{}
 		for _, b := range q.blocks {
@@ -178,9 +215,10 @@ func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Ma
 }
 
 func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error) {
-	if q.isClosed() {
+	if !q.rlockOpen() {
 		return nil, fmt.Errorf("tsdb: label names: %w", ErrClosed)
 	}
+	defer q.mu.RUnlock()
 	if len(ms) == 0 {
 		sets := [][]string{q.head.postings.LabelNames()}
 		for _, b := range q.blocks {
@@ -198,11 +236,12 @@ func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]stri
 }
 
 // collectLabels gathers the strings pick takes from each series matching
-// ms in the querier's range, sorted and deduplicated.
+// ms in the querier's range, sorted and deduplicated. The caller holds
+// q.mu for reading.
 func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels, func(string))) ([]string, error) {
 	set := map[string]struct{}{}
 	add := func(s string) { set[s] = struct{}{} }
-	ss := q.Select(ctx, ms...)
+	ss := q.selectLocked(ctx, ms)
 	for ss.Next() {
 		pick(ss.At().Labels(), add)
 	}
@@ -236,6 +275,17 @@ func (q *querier) Close() error {
 	}
 	q.closed = true
 	q.cleanup.Stop()
+	// Head sets still in use take what they have yet to read while the
+	// snapshot still protects it (from truncation, and from losing the
+	// write IDs that tell which samples it hides).
+	q.setsMu.Lock()
+	for _, p := range q.headSets {
+		if hs := p.Value(); hs != nil {
+			hs.freeze()
+		}
+	}
+	q.headSets = nil
+	q.setsMu.Unlock()
 	q.snap.release()
 	releaseBlocks(q.blocks)
 	return nil

@@ -32,6 +32,10 @@ var ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
 // all like any query, is written as one more block. The copy opens as a DB
 // of its own. It is built in a temporary sibling directory and renamed to
 // dir at the end, so a crash leaves either no snapshot or a whole one.
+//
+// Snapshot holds the DB's compaction lock throughout: compactions,
+// retention, Delete and CleanTombstones wait for it (appends and queries
+// do not).
 func (db *DB) Snapshot(dir string, withHead bool) error {
 	absData, err1 := filepath.Abs(db.dir)
 	absDir, err2 := filepath.Abs(dir)
@@ -53,6 +57,18 @@ func (db *DB) Snapshot(dir string, withHead bool) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("tsdb: snapshot: %w", err)
 	}
+
+	// Hold off compaction, retention, Delete and CleanTombstones for the
+	// whole copy: the blocks linked must stay on disk (a block being
+	// deleted is first renamed away), and the blocks, their tombstones and
+	// the head cut taken below must be one consistent state, not one in the
+	// middle of a compaction that published its block but still reads the
+	// range from the head. Taken before the querier: a compaction waits for
+	// older queriers with cmtx held.
+	if err := db.cmtx.lock(context.Background()); err != nil {
+		return fmt.Errorf("tsdb: snapshot: %w", err)
+	}
+	defer db.cmtx.unlock()
 
 	// Take the head's snapshot first: the copy holds every commit that
 	// completed before the call.
