@@ -161,7 +161,7 @@ func TestSeriesSetAfterBlockDeleted(t *testing.T) {
 				require.NoError(t, db.Delete(ctx, 0, 600_000, m))
 			},
 			remove: func(t *testing.T, db *DB, lsets []labels.Labels) {
-				require.NoError(t, db.CleanTombstones())
+				require.NoError(t, db.CleanTombstones(ctx))
 			},
 		},
 	} {

@@ -119,7 +119,7 @@ func TestSnapshotUnderChurn(t *testing.T) {
 				reportTo(fmt.Errorf("delete: %w", err))
 				return
 			}
-			if err := db.CleanTombstones(); err != nil {
+			if err := db.CleanTombstones(ctx); err != nil {
 				reportTo(fmt.Errorf("clean tombstones: %w", err))
 				return
 			}
