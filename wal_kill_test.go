@@ -30,7 +30,7 @@ func killLabels(i int) labels.Labels {
 	return labels.FromStrings(labels.MetricName, "kill", "s", strconv.Itoa(i))
 }
 
-// TestWALKill is acceptance 3 of the WAL: a child process commits batches
+// TestWALKill checks durability under SIGKILL: a child process commits batches
 // with fsync at every commit and reports each one on stdout once Commit has
 // returned; the parent kills it with SIGKILL at a random moment, reopens the
 // DB and checks that every reported batch is present and none is partial.
@@ -67,7 +67,15 @@ func TestWALKill(t *testing.T) {
 				}
 			}
 		}()
-		killAfter := time.After(time.Duration(20+rng.IntN(150)) * time.Millisecond)
+		// Even rounds kill at a random moment after the start, which may
+		// fall inside Open's replay; odd rounds at a random moment after
+		// the child's first acknowledgement, so that commits are killed
+		// mid-way however slowly a loaded machine starts the child.
+		delay := time.Duration(20+rng.IntN(150)) * time.Millisecond
+		var killAfter <-chan time.Time
+		if round%2 == 0 {
+			killAfter = time.After(delay)
+		}
 		killed := false
 		for !killed {
 			select {
@@ -76,6 +84,9 @@ func TestWALKill(t *testing.T) {
 					t.Fatalf("round %d: child exited before it was killed (seed %d)", round, seed)
 				}
 				acked = max(acked, k)
+				if killAfter == nil {
+					killAfter = time.After(delay)
+				}
 			case <-killAfter:
 				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 				killed = true
