@@ -3,6 +3,7 @@ package index
 import (
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/isotsdb/tsdb/labels"
@@ -270,6 +271,36 @@ func (p *MemPostings) LabelNames() []string {
 	p.mu.RUnlock()
 	slices.Sort(names)
 	return names
+}
+
+// LabelNamesWithPostings returns the sorted names of all labels of all
+// series and, for each, the series carrying one of its values (chosen
+// arbitrarily): a cheap first candidate for a caller that needs one series
+// per name. The postings are snapshots, as those of Get.
+func (p *MemPostings) LabelNamesWithPostings() ([]string, []Postings) {
+	type entry struct {
+		name string
+		list []uint64
+	}
+	p.mu.RLock()
+	entries := make([]entry, 0, len(p.m))
+	for name, vals := range p.m {
+		if name == allPostingsName {
+			continue
+		}
+		for _, list := range vals {
+			entries = append(entries, entry{name, list})
+			break
+		}
+	}
+	p.mu.RUnlock()
+	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	names := make([]string, len(entries))
+	ps := make([]Postings, len(entries))
+	for i, e := range entries {
+		names[i], ps[i] = e.name, NewListPostings(e.list)
+	}
+	return names, ps
 }
 
 // LabelValues returns the sorted values the label name has in any series.

@@ -352,3 +352,15 @@ func TestMemPostingsAddNextInOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestMemPostingsLabelNamesWithPostings(t *testing.T) {
+	p := NewMemPostings()
+	p.Add(1, labels.FromStrings("b", "x", "a", "1"))
+	p.Add(2, labels.FromStrings("a", "2"))
+	names, ps := p.LabelNamesWithPostings()
+	equal(t, []string{"a", "b"}, names)
+	equal(t, 2, len(ps))
+	a := expand(t, ps[0])
+	isTrue(t, slices.Equal(a, []uint64{1}) || slices.Equal(a, []uint64{2}), "postings of a value of a: %v", a)
+	equal(t, []uint64{1}, expand(t, ps[1]))
+}
