@@ -82,12 +82,6 @@ func (ss *headSeriesSet) Next() bool {
 		}
 		s := ss.series[ss.i]
 		ss.i++
-		deleted := ss.tombs.get(s.ref)
-		hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf)
-		if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
-			continue
-		}
-		hs.deleted = deleted
 		// A series is returned only if the read sees a sample of it in
 		// range: which series come back must not depend on how far a
 		// commit in flight has got. The iterator that found the first
@@ -96,12 +90,12 @@ func (ss *headSeriesSet) Next() bool {
 		if it == nil {
 			it = &headIterator{}
 		}
-		it.reset(hs)
-		if !it.Next() {
-			if err := it.Err(); err != nil {
-				ss.err = err
-				return false
-			}
+		hs, err := s.firstVisible(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, it)
+		if err != nil {
+			ss.err = err
+			return false
+		}
+		if hs == nil {
 			ss.scratch.Store(it)
 			continue
 		}
@@ -143,6 +137,23 @@ type headSeries struct {
 	mint, maxt int64
 	first      *headIterator  // positioned on the first sample; handed out once
 	set        *headSeriesSet // that found the series; takes back reused iterators
+}
+
+// firstVisible captures what snap may read of s in [mint, maxt] outside
+// the deleted intervals and positions it on the first sample there. It
+// returns the captured series, or nil if the read sees no such sample.
+// invBuf is scratch space for capture.
+func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64, it *headIterator) (*headSeries, error) {
+	hs := s.capture(snap, mint, maxt, invBuf)
+	if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+		return nil, nil
+	}
+	hs.deleted = deleted
+	it.reset(hs)
+	if !it.Next() {
+		return nil, it.Err()
+	}
+	return hs, nil
 }
 
 // capture takes what snap may read of the series in [mint, maxt]. It

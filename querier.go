@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -149,83 +148,6 @@ func (q *querier) Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet {
 type keepAlive struct {
 	SeriesSet
 	owner *querier
-}
-
-func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
-	if q.isClosed() {
-		return nil, fmt.Errorf("tsdb: label values: %w", ErrClosed)
-	}
-	if len(ms) == 0 {
-		sets := [][]string{}
-		for _, b := range q.blocks {
-			vs, err := b.index.SortedLabelValues(name)
-			if err != nil {
-				return nil, fmt.Errorf("tsdb: label values of block %s: %w", b.dir, err)
-			}
-			sets = append(sets, vs)
-		}
-		vs, err := q.head.postings.SortedLabelValues(name)
-		if err != nil {
-			return nil, err
-		}
-		return mergeStrings(append(sets, vs)), nil
-	}
-	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
-		if v := ls.Get(name); v != "" {
-			add(v)
-		}
-	})
-}
-
-func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error) {
-	if q.isClosed() {
-		return nil, fmt.Errorf("tsdb: label names: %w", ErrClosed)
-	}
-	if len(ms) == 0 {
-		sets := [][]string{q.head.postings.LabelNames()}
-		for _, b := range q.blocks {
-			ns, err := b.index.LabelNames()
-			if err != nil {
-				return nil, fmt.Errorf("tsdb: label names of block %s: %w", b.dir, err)
-			}
-			sets = append(sets, ns)
-		}
-		return mergeStrings(sets), nil
-	}
-	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
-		ls.Range(func(l labels.Label) { add(l.Name) })
-	})
-}
-
-// collectLabels gathers the strings pick takes from each series matching
-// ms in the querier's range, sorted and deduplicated.
-func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels, func(string))) ([]string, error) {
-	set := map[string]struct{}{}
-	add := func(s string) { set[s] = struct{}{} }
-	ss := q.Select(ctx, ms...)
-	for ss.Next() {
-		pick(ss.At().Labels(), add)
-	}
-	if err := ss.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// mergeStrings merges sorted string lists into one sorted list without
-// duplicates.
-func mergeStrings(lists [][]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func (q *querier) Close() error {
