@@ -24,10 +24,12 @@ type Querier interface {
 	// Without matchers it returns every series.
 	Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet
 	// LabelValues returns the sorted values of the label name, among the
-	// series matching ms (all series if none).
+	// series matching ms (all series if none) that have a sample in the
+	// querier's range that it sees and that is not deleted. Series of uncommitted or rolled-back Appenders, and of
+	// commits not complete when the querier was created, never count.
 	LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error)
 	// LabelNames returns the sorted label names of the series matching ms
-	// (all series if none).
+	// (all series if none), counting the same series as LabelValues.
 	LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error)
 	// Close releases the read snapshot. Series sets and iterators obtained
 	// before stay usable.

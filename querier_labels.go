@@ -12,25 +12,31 @@ import (
 	"github.com/isotsdb/tsdb/tombstones"
 )
 
-// Label queries list only the series the querier could Select: those with
-// a sample in its time range that its snapshot sees and no deletion hides.
+// Label queries count only the series with a sample in the querier's time
+// range that its snapshot sees and no deletion hides.
 // A series an Appender created (it is in the postings from its first
 // Append) but never committed has no samples; one whose first commit is in
 // flight, or was not complete when the snapshot was taken, has none the
 // snapshot sees. Neither is listed.
 //
 // Without matchers the work is per label value (or name), not per series:
-// the candidates come from the postings, and each value's list is walked
-// only until the first series that qualifies, which is nearly always its
-// first one. With matchers every matching series is checked, but without
-// Select's sorting and chunk captures.
+// the candidates come from the postings (the head keeps them sorted between
+// changes, see index.MemPostings.SortedLabelValuesWithPostings), and each
+// value's list is walked only until the first series that qualifies, which
+// is nearly always its first one: a quick check under the series lock,
+// rarely the capture Select uses. Blocks inside the range without deletions
+// are listed from their index. With matchers every matching series is
+// checked, but without Select's sorting and chunk captures.
+//
+// Which samples a snapshot sees is decided in isolation.go only (the probes
+// call newestVisible, allVisible and, through capture, invisibleSamples).
 
 // errStopWalk ends a ForEachValue walk early; it never leaves this file.
 var errStopWalk = errors.New("tsdb: stop walk")
 
 // seriesProbe decides whether a read sees a sample of a series: a head
-// series (probeHead) or a block series (probeBlock). It is not safe for
-// concurrent use.
+// series (headProbe) or a block series (blockProbe). A probe belongs to one
+// label query and is not safe for concurrent use.
 type seriesProbe interface {
 	// has reports whether the read sees a sample of the series ref in its
 	// range. For a series that qualifies, lset returns its labels.
@@ -170,43 +176,26 @@ func (p *blockProbe) whole() bool {
 	return p.b.meta.MinTime >= p.mint && p.b.meta.MaxTime-1 <= p.maxt && p.tombs.Total() == 0
 }
 
-// labelSource is one part of what a querier reads: a block or the head.
-type labelSource struct {
-	probe    seriesProbe
-	postings index.PostingsReader
-	// forEachValue walks the values of a label name with their postings,
-	// in sorted order, as index.MemPostings.ForEachValue does.
-	forEachValue func(name string, f func(string, index.Postings) error) error
-	// allValues and allNames, if not nil, list every value or name
-	// without probing: set when every indexed series qualifies.
-	allValues func(name string) ([]string, error)
-	allNames  func() ([]string, error)
-	// names lists the label names with a first candidate list each.
-	names func() ([]string, []index.Postings, error)
-	what  string // for errors
+// labelSource is one part of what a querier reads, a block or the head,
+// with a fresh probe. Its results are sorted.
+type labelSource interface {
+	// labelValues returns the values of name among the series the read
+	// sees.
+	labelValues(ctx context.Context, name string) ([]string, error)
+	// labelNames returns the label names of the series the read sees.
+	labelNames(ctx context.Context) ([]string, error)
+	// collect calls pick with the labels of every series matching ms that
+	// the read sees.
+	collect(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels)) error
+	String() string
 }
 
 // labelSources returns the parts of the querier's data that overlap its
-// range, each with a fresh probe.
+// range.
 func (q *querier) labelSources() []labelSource {
 	srcs := make([]labelSource, 0, len(q.blocks)+1)
 	for i, b := range q.blocks {
-		p := &blockProbe{b: b, tombs: q.blockTombs[i], mint: q.mint, maxt: q.maxt, builder: labels.NewScratchBuilder(16)}
-		src := labelSource{
-			probe:        p,
-			postings:     b.index,
-			forEachValue: b.index.ForEachValue,
-			names: func() ([]string, []index.Postings, error) {
-				ns, err := b.index.LabelNames()
-				return ns, nil, err
-			},
-			what: "block " + b.dir,
-		}
-		if p.whole() {
-			src.allValues = b.index.SortedLabelValues
-			src.allNames = b.index.LabelNames
-		}
-		srcs = append(srcs, src)
+		srcs = append(srcs, &blockProbe{b: b, tombs: q.blockTombs[i], mint: q.mint, maxt: q.maxt, builder: labels.NewScratchBuilder(16)})
 	}
 	h := q.head
 	hmint := max(q.mint, q.headMint)
@@ -217,45 +206,122 @@ func (q *querier) labelSources() []labelSource {
 		// Nothing committed in range (see Head.selectSeries).
 		return srcs
 	}
-	srcs = append(srcs, labelSource{
-		probe:        &headProbe{h: h, snap: q.visible, tombs: q.headTombs, mint: hmint, maxt: q.maxt},
-		postings:     h.postings,
-		forEachValue: h.postings.ForEachValue,
-		names: func() ([]string, []index.Postings, error) {
-			ns, ps := h.postings.LabelNamesWithPostings()
-			return ns, ps, nil
-		},
-		what: "head",
-	})
-	return srcs
+	return append(srcs, &headProbe{h: h, snap: q.visible, tombs: q.headTombs, mint: hmint, maxt: q.maxt})
 }
 
-// anyQualifies reports whether p holds a series the probe accepts. It
-// stops at the first one.
-func anyQualifies(ctx context.Context, probe seriesProbe, p index.Postings) (bool, error) {
+func (p *headProbe) String() string  { return "head" }
+func (p *blockProbe) String() string { return "block " + p.b.dir }
+
+// anyRef reports whether refs holds a series the probe accepts. It stops
+// at the first one.
+func anyRef(ctx context.Context, probe seriesProbe, refs []uint64) (bool, error) {
+	for i, ref := range refs {
+		if i%ctxCheckInterval == ctxCheckInterval-1 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		if ok, err := probe.has(ref); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// anyPosting is anyRef for postings.
+func anyPosting(ctx context.Context, probe seriesProbe, p index.Postings) (bool, error) {
 	for n := 0; p.Next(); n++ {
 		if n%ctxCheckInterval == ctxCheckInterval-1 {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
 		}
-		ok, err := probe.has(p.At())
-		if ok || err != nil {
+		if ok, err := probe.has(p.At()); ok || err != nil {
 			return ok, err
 		}
 	}
 	return false, p.Err()
 }
 
-// labelValues returns the sorted values of name among the series of src
-// the read sees.
-func (src *labelSource) labelValues(ctx context.Context, name string) ([]string, error) {
-	if src.allValues != nil {
-		return src.allValues(name)
+// collectMatching calls pick with the labels of every series of ix
+// matching ms that probe accepts.
+func collectMatching(ctx context.Context, probe seriesProbe, ix index.PostingsReader, ms []*labels.Matcher, pick func(labels.Labels)) error {
+	p, err := index.PostingsForMatchers(ix, ms...)
+	if err != nil {
+		return err
+	}
+	for n := 0; p.Next(); n++ {
+		if n%ctxCheckInterval == ctxCheckInterval-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		ok, err := probe.has(p.At())
+		if err != nil {
+			return err
+		}
+		if ok {
+			pick(probe.lset())
+		}
+	}
+	return p.Err()
+}
+
+func (p *headProbe) labelValues(ctx context.Context, name string) ([]string, error) {
+	values, lists := p.h.postings.SortedLabelValuesWithPostings(name)
+	out := make([]string, 0, len(values))
+	for i, v := range values {
+		if i%ctxCheckInterval == ctxCheckInterval-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := anyRef(ctx, p, lists[i])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func (p *headProbe) labelNames(ctx context.Context) ([]string, error) {
+	names, lists := p.h.postings.SortedLabelNamesWithPostings()
+	out := make([]string, 0, len(names))
+	for i, name := range names {
+		ok, err := anyRef(ctx, p, lists[i])
+		if err == nil && !ok {
+			// Rare: the first candidate does not qualify; try the others.
+			_, lists := p.h.postings.SortedLabelValuesWithPostings(name)
+			for _, l := range lists {
+				if ok, err = anyRef(ctx, p, l); ok || err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+func (p *headProbe) collect(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels)) error {
+	return collectMatching(ctx, p, p.h.postings, ms, pick)
+}
+
+func (p *blockProbe) labelValues(ctx context.Context, name string) ([]string, error) {
+	if p.whole() {
+		return p.b.index.SortedLabelValues(name)
 	}
 	var out []string
-	err := src.forEachValue(name, func(v string, p index.Postings) error {
-		ok, err := anyQualifies(ctx, src.probe, p)
+	err := p.b.index.ForEachValue(name, func(v string, ps index.Postings) error {
+		ok, err := anyPosting(ctx, p, ps)
 		if ok {
 			out = append(out, v)
 		}
@@ -264,31 +330,16 @@ func (src *labelSource) labelValues(ctx context.Context, name string) ([]string,
 	return out, err
 }
 
-// labelNames returns the sorted label names among the series of src the
-// read sees.
-func (src *labelSource) labelNames(ctx context.Context) ([]string, error) {
-	if src.allNames != nil {
-		return src.allNames()
+func (p *blockProbe) labelNames(ctx context.Context) ([]string, error) {
+	names, err := p.b.index.LabelNames()
+	if err != nil || p.whole() {
+		return names, err
 	}
-	names, first, err := src.names()
-	if err != nil {
-		return nil, err
-	}
-	out := names[:0:0]
-	for i, name := range names {
-		if first != nil {
-			ok, err := anyQualifies(ctx, src.probe, first[i])
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				out = append(out, name)
-				continue
-			}
-		}
+	out := names[:0]
+	for _, name := range names {
 		found := false
-		err := src.forEachValue(name, func(_ string, p index.Postings) error {
-			ok, err := anyQualifies(ctx, src.probe, p)
+		err := p.b.index.ForEachValue(name, func(_ string, ps index.Postings) error {
+			ok, err := anyPosting(ctx, p, ps)
 			if err == nil && ok {
 				found = true
 				return errStopWalk
@@ -305,28 +356,8 @@ func (src *labelSource) labelNames(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// collect calls pick with the labels of every series of src matching ms
-// that the read sees.
-func (src *labelSource) collect(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels)) error {
-	p, err := index.PostingsForMatchers(src.postings, ms...)
-	if err != nil {
-		return err
-	}
-	for n := 0; p.Next(); n++ {
-		if n%ctxCheckInterval == ctxCheckInterval-1 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		ok, err := src.probe.has(p.At())
-		if err != nil {
-			return err
-		}
-		if ok {
-			pick(src.probe.lset())
-		}
-	}
-	return p.Err()
+func (p *blockProbe) collect(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels)) error {
+	return collectMatching(ctx, p, p.b.index, ms, pick)
 }
 
 func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
@@ -339,7 +370,7 @@ func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Ma
 		for i := range srcs {
 			vs, err := srcs[i].labelValues(ctx, name)
 			if err != nil {
-				return nil, fmt.Errorf("tsdb: label values of %s: %w", srcs[i].what, err)
+				return nil, fmt.Errorf("tsdb: label values of %s: %w", srcs[i], err)
 			}
 			sets = append(sets, vs)
 		}
@@ -355,7 +386,7 @@ func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Ma
 			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("tsdb: label values of %s: %w", srcs[i].what, err)
+			return nil, fmt.Errorf("tsdb: label values of %s: %w", srcs[i], err)
 		}
 	}
 	return sortedKeys(set), nil
@@ -371,7 +402,7 @@ func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]stri
 		for i := range srcs {
 			ns, err := srcs[i].labelNames(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("tsdb: label names of %s: %w", srcs[i].what, err)
+				return nil, fmt.Errorf("tsdb: label names of %s: %w", srcs[i], err)
 			}
 			sets = append(sets, ns)
 		}
@@ -383,7 +414,7 @@ func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]stri
 			ls.Range(func(l labels.Label) { set[l.Name] = struct{}{} })
 		})
 		if err != nil {
-			return nil, fmt.Errorf("tsdb: label names of %s: %w", srcs[i].what, err)
+			return nil, fmt.Errorf("tsdb: label names of %s: %w", srcs[i], err)
 		}
 	}
 	return sortedKeys(set), nil
