@@ -99,18 +99,6 @@ func (ss *headSeriesSet) Next() bool {
 				return false
 			}
 		}
-		var hs *headSeries
-		if ss.frozen {
-			hs = ss.captured[ss.i]
-			ss.captured[ss.i] = nil // the set no longer holds what it returned
-			ss.i++
-		} else {
-			s := ss.series[ss.i]
-			ss.i++
-			if hs = ss.captureLocked(s); hs == nil {
-				continue
-			}
-		}
 		// A series is returned only if the read sees a sample of it in
 		// range: which series come back must not depend on how far a
 		// commit in flight has got. The iterator that found the first
@@ -119,12 +107,26 @@ func (ss *headSeriesSet) Next() bool {
 		if it == nil {
 			it = &headIterator{}
 		}
-		it.reset(hs)
-		if !it.Next() {
-			if err := it.Err(); err != nil {
-				ss.err = err
-				return false
+		var hs *headSeries
+		var err error
+		if ss.frozen {
+			hs = ss.captured[ss.i]
+			ss.captured[ss.i] = nil // the set no longer holds what it returned
+			ss.i++
+			it.reset(hs)
+			if !it.Next() {
+				hs, err = nil, it.Err()
 			}
+		} else {
+			s := ss.series[ss.i]
+			ss.i++
+			hs, err = s.firstVisible(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, it)
+		}
+		if err != nil {
+			ss.err = err
+			return false
+		}
+		if hs == nil {
 			ss.scratch.Store(it)
 			continue
 		}
@@ -139,13 +141,7 @@ func (ss *headSeriesSet) Next() bool {
 // captureLocked captures what the read sees of s, nil if nothing. The
 // caller holds ss.mu and the snapshot is not released.
 func (ss *headSeriesSet) captureLocked(s *memSeries) *headSeries {
-	deleted := ss.tombs.get(s.ref)
-	hs := s.capture(ss.snap, ss.mint, ss.maxt, &ss.invBuf)
-	if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
-		return nil
-	}
-	hs.deleted = deleted
-	return hs
+	return s.captureUndeleted(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf)
 }
 
 // freeze captures the series Next has not reached yet, so that the set no
@@ -198,6 +194,33 @@ type headSeries struct {
 	mint, maxt int64
 	first      *headIterator  // positioned on the first sample; handed out once
 	set        *headSeriesSet // that found the series; takes back reused iterators
+}
+
+// firstVisible captures what snap may read of s in [mint, maxt] outside
+// the deleted intervals and positions it on the first sample there. It
+// returns the captured series, or nil if the read sees no such sample.
+// invBuf is scratch space for capture.
+func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64, it *headIterator) (*headSeries, error) {
+	hs := s.captureUndeleted(snap, deleted, mint, maxt, invBuf)
+	if hs == nil {
+		return nil, nil
+	}
+	it.reset(hs)
+	if !it.Next() {
+		return nil, it.Err()
+	}
+	return hs, nil
+}
+
+// captureUndeleted is capture without the series if deletions cover all
+// of what was captured; the result carries the deletions.
+func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64) *headSeries {
+	hs := s.capture(snap, mint, maxt, invBuf)
+	if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+		return nil
+	}
+	hs.deleted = deleted
+	return hs
 }
 
 // capture takes what snap may read of the series in [mint, maxt]. It

@@ -441,3 +441,26 @@ func invisibleSamples(snap *readSnapshot, r *writeIDRing, total uint64, buf []ui
 	}
 	return buf
 }
+
+// newestVisible reports whether snap sees the newest sample of a series
+// whose ring is r. The caller holds the series lock. With an empty ring
+// every sample of the series is visible to all, the newest included.
+func newestVisible(snap *readSnapshot, r *writeIDRing) bool {
+	n := r.len()
+	return snap == nil || n == 0 || snap.visible(r.at(n-1))
+}
+
+// allVisible reports whether snap sees every sample of a series whose ring
+// is r. The caller holds the series lock. Samples before the ring's window
+// are visible to all, so only the ring's IDs (usually one) are checked.
+func allVisible(snap *readSnapshot, r *writeIDRing) bool {
+	if snap == nil {
+		return true
+	}
+	for i := range r.len() {
+		if !snap.visible(r.at(i)) {
+			return false
+		}
+	}
+	return true
+}

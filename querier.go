@@ -26,10 +26,12 @@ type Querier interface {
 	// Without matchers it returns every series.
 	Select(ctx context.Context, ms ...*labels.Matcher) SeriesSet
 	// LabelValues returns the sorted values of the label name, among the
-	// series matching ms (all series if none).
+	// series matching ms (all series if none) that have a sample in the
+	// querier's range that it sees and that is not deleted. Series of uncommitted or rolled-back Appenders, and of
+	// commits not complete when the querier was created, never count.
 	LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error)
 	// LabelNames returns the sorted label names of the series matching ms
-	// (all series if none).
+	// (all series if none), counting the same series as LabelValues.
 	LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error)
 	// Close releases the read snapshot. Series sets, Series and iterators
 	// obtained before stay usable and keep returning what the snapshot saw,
@@ -185,86 +187,6 @@ func (q *querier) selectLocked(ctx context.Context, ms []*labels.Matcher) Series
 type keepAlive struct {
 	SeriesSet
 	owner *querier
-}
-
-func (q *querier) LabelValues(ctx context.Context, name string, ms ...*labels.Matcher) ([]string, error) {
-	if !q.rlockOpen() {
-		return nil, fmt.Errorf("tsdb: label values: %w", ErrClosed)
-	}
-	defer q.mu.RUnlock()
-	if len(ms) == 0 {
-		sets := [][]string{}
-		for _, b := range q.blocks {
-			vs, err := b.index.SortedLabelValues(name)
-			if err != nil {
-				return nil, fmt.Errorf("tsdb: label values of block %s: %w", b.dir, err)
-			}
-			sets = append(sets, vs)
-		}
-		vs, err := q.head.postings.SortedLabelValues(name)
-		if err != nil {
-			return nil, err
-		}
-		return mergeStrings(append(sets, vs)), nil
-	}
-	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
-		if v := ls.Get(name); v != "" {
-			add(v)
-		}
-	})
-}
-
-func (q *querier) LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error) {
-	if !q.rlockOpen() {
-		return nil, fmt.Errorf("tsdb: label names: %w", ErrClosed)
-	}
-	defer q.mu.RUnlock()
-	if len(ms) == 0 {
-		sets := [][]string{q.head.postings.LabelNames()}
-		for _, b := range q.blocks {
-			ns, err := b.index.LabelNames()
-			if err != nil {
-				return nil, fmt.Errorf("tsdb: label names of block %s: %w", b.dir, err)
-			}
-			sets = append(sets, ns)
-		}
-		return mergeStrings(sets), nil
-	}
-	return q.collectLabels(ctx, ms, func(ls labels.Labels, add func(string)) {
-		ls.Range(func(l labels.Label) { add(l.Name) })
-	})
-}
-
-// collectLabels gathers the strings pick takes from each series matching
-// ms in the querier's range, sorted and deduplicated. The caller holds
-// q.mu for reading.
-func (q *querier) collectLabels(ctx context.Context, ms []*labels.Matcher, pick func(labels.Labels, func(string))) ([]string, error) {
-	set := map[string]struct{}{}
-	add := func(s string) { set[s] = struct{}{} }
-	ss := q.selectLocked(ctx, ms)
-	for ss.Next() {
-		pick(ss.At().Labels(), add)
-	}
-	if err := ss.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// mergeStrings merges sorted string lists into one sorted list without
-// duplicates.
-func mergeStrings(lists [][]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func (q *querier) Close() error {

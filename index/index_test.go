@@ -803,3 +803,29 @@ func BenchmarkPostingsForMatchers20k(b *testing.B) {
 		}
 	}
 }
+
+func TestReaderForEachValue(t *testing.T) {
+	r := openIndex(t, []labels.Labels{
+		labels.FromStrings("a", "1"),
+		labels.FromStrings("a", "1", "b", "x"),
+		labels.FromStrings("a", "2"),
+	})
+	type entry struct {
+		value string
+		n     int
+	}
+	var got []entry
+	noErr(t, r.ForEachValue("a", func(v string, p Postings) error {
+		refs, err := ExpandPostings(p)
+		got = append(got, entry{v, len(refs)})
+		return err
+	}))
+	equal(t, []entry{{"1", 2}, {"2", 1}}, got)
+
+	stop := errors.New("stop")
+	calls := 0
+	err := r.ForEachValue("a", func(string, Postings) error { calls++; return stop })
+	isTrue(t, errors.Is(err, stop) && calls == 1, "stops at f's error: %v after %d calls", err, calls)
+	noErr(t, r.ForEachValue("nope", func(string, Postings) error { return stop }))
+	noErr(t, r.ForEachValue("", func(string, Postings) error { return stop }))
+}

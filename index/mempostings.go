@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -23,12 +24,34 @@ const (
 // they see the series added before the call that returned them and are not
 // disturbed by later Add or Delete calls.
 type MemPostings struct {
-	// mu protects m. Lists stored in m are copy-on-write below their
-	// length: a writer may append past a list's length (readers never look
-	// there) but replaces the list with a fresh slice for any other change.
-	mu sync.RWMutex
-	m  map[string]map[string][]uint64 // name -> value -> sorted refs
+	// mu protects m and gen. Lists stored in m are copy-on-write below
+	// their length: a writer may append past a list's length (readers never
+	// look there) but replaces the list with a fresh slice for any other
+	// change.
+	mu  sync.RWMutex
+	m   map[string]map[string][]uint64 // name -> value -> sorted refs
+	gen uint64                         // incremented by every change to m
+
+	// Sorted views of m, each valid while gen is what it was built at:
+	// label queries that run while no series is created or deleted skip
+	// copying and sorting. values maps a name to its *sortedView; names
+	// holds the view of the names. Delete clears them (they pin lists).
+	values sync.Map
+	names  atomic.Pointer[sortedView]
 }
+
+// sortedView is a sorted list of keys of m (values of one name, or
+// names), each with a postings list, as of generation gen.
+type sortedView struct {
+	gen   uint64
+	keys  []string
+	lists [][]uint64
+}
+
+// maxCachedView bounds the views kept: a label with more values than this
+// is copied and sorted at every call, as without the cache, rather than
+// pinning that much memory.
+const maxCachedView = 1 << 16
 
 // NewMemPostings returns an empty MemPostings.
 func NewMemPostings() *MemPostings {
@@ -80,6 +103,7 @@ func (p *MemPostings) addLocked(ref uint64, name, value string) {
 	}
 	list := vals[value]
 	n := len(list)
+	p.gen++
 	if n == 0 || list[n-1] < ref {
 		vals[value] = append(list, ref) // writes past every reader's view only
 		return
@@ -118,6 +142,15 @@ func (p *MemPostings) Delete(refs map[uint64]struct{}) {
 		}
 		p.mu.Unlock()
 	}
+	p.clearViews()
+}
+
+// clearViews drops the cached sorted views, which may pin deleted lists.
+// A view built concurrently and stored after this is harmless: its gen is
+// out of date, so it is never used, only replaced.
+func (p *MemPostings) clearViews() {
+	p.values.Clear()
+	p.names.Store(nil)
 }
 
 // DeleteAffected removes the given series, whose labels are all among
@@ -133,6 +166,7 @@ func (p *MemPostings) DeleteAffected(refs map[uint64]struct{}, affected map[labe
 		p.deleteLocked(refs, l.Name, l.Value)
 	}
 	p.deleteLocked(refs, allPostingsName, allPostingsValue)
+	p.clearViews()
 }
 
 // deleteLocked filters refs out of the list of name=value, dropping the
@@ -150,6 +184,7 @@ func (p *MemPostings) deleteLocked(refs map[uint64]struct{}, name, value string)
 	if first < 0 {
 		return
 	}
+	p.gen++
 	nl := make([]uint64, first, len(list)-1)
 	copy(nl, list[:first])
 	for _, r := range list[first+1:] {
@@ -270,6 +305,77 @@ func (p *MemPostings) LabelNames() []string {
 	p.mu.RUnlock()
 	slices.Sort(names)
 	return names
+}
+
+// SortedLabelNamesWithPostings returns the sorted names of all labels of
+// all series, each with the references of the series carrying one of its
+// values (chosen arbitrarily): a cheap first candidate for a caller that
+// needs one series per name. The slices are shared between callers and
+// must not be modified; later changes to p do not show in them.
+func (p *MemPostings) SortedLabelNamesWithPostings() (names []string, lists [][]uint64) {
+	p.mu.RLock()
+	gen := p.gen
+	if v := p.names.Load(); v != nil && v.gen == gen {
+		p.mu.RUnlock()
+		return v.keys, v.lists
+	}
+	v := &sortedView{gen: gen, keys: make([]string, 0, len(p.m)), lists: make([][]uint64, 0, len(p.m))}
+	for name, vals := range p.m {
+		if name == allPostingsName {
+			continue
+		}
+		for _, list := range vals {
+			v.keys, v.lists = append(v.keys, name), append(v.lists, list)
+			break
+		}
+	}
+	p.mu.RUnlock()
+	v.sort()
+	if len(v.keys) <= maxCachedView {
+		p.names.Store(v)
+	}
+	return v.keys, v.lists
+}
+
+// SortedLabelValuesWithPostings returns the sorted values the label name
+// has in any series, each with the references of the series carrying it.
+// The slices are shared between callers and must not be modified; later
+// changes to p do not show in them.
+func (p *MemPostings) SortedLabelValuesWithPostings(name string) (values []string, lists [][]uint64) {
+	if name == allPostingsName {
+		return nil, nil
+	}
+	p.mu.RLock()
+	gen := p.gen
+	if c, ok := p.values.Load(name); ok {
+		if v := c.(*sortedView); v.gen == gen {
+			p.mu.RUnlock()
+			return v.keys, v.lists
+		}
+	}
+	vals := p.m[name]
+	v := &sortedView{gen: gen, keys: make([]string, 0, len(vals)), lists: make([][]uint64, 0, len(vals))}
+	for val, list := range vals {
+		v.keys, v.lists = append(v.keys, val), append(v.lists, list)
+	}
+	p.mu.RUnlock()
+	v.sort()
+	if len(v.keys) > 0 && len(v.keys) <= maxCachedView {
+		p.values.Store(name, v)
+	}
+	return v.keys, v.lists
+}
+
+// sort sorts v's keys, and its lists along with them.
+func (v *sortedView) sort() {
+	sort.Sort(v)
+}
+
+func (v *sortedView) Len() int           { return len(v.keys) }
+func (v *sortedView) Less(i, j int) bool { return v.keys[i] < v.keys[j] }
+func (v *sortedView) Swap(i, j int) {
+	v.keys[i], v.keys[j] = v.keys[j], v.keys[i]
+	v.lists[i], v.lists[j] = v.lists[j], v.lists[i]
 }
 
 // LabelValues returns the sorted values the label name has in any series.

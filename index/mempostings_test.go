@@ -352,3 +352,42 @@ func TestMemPostingsAddNextInOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestMemPostingsSortedWithPostings(t *testing.T) {
+	p := NewMemPostings()
+	p.Add(1, labels.FromStrings("b", "x", "a", "1"))
+	p.Add(2, labels.FromStrings("a", "2"))
+	p.Add(3, labels.FromStrings("a", "2"))
+	for range 2 { // the second round is served from the cached views
+		names, lists := p.SortedLabelNamesWithPostings()
+		equal(t, []string{"a", "b"}, names)
+		isTrue(t, slices.Equal(lists[0], []uint64{1}) || slices.Equal(lists[0], []uint64{2, 3}), "postings of a value of a: %v", lists[0])
+		equal(t, []uint64{1}, lists[1])
+
+		values, lists := p.SortedLabelValuesWithPostings("a")
+		equal(t, []string{"1", "2"}, values)
+		equal(t, [][]uint64{{1}, {2, 3}}, lists)
+	}
+	values, _ := p.SortedLabelValuesWithPostings("")
+	equal(t, 0, len(values))
+
+	// Changes show at once.
+	p.Add(4, labels.FromStrings("a", "0", "c", "z"))
+	values, lists := p.SortedLabelValuesWithPostings("a")
+	equal(t, []string{"0", "1", "2"}, values)
+	equal(t, [][]uint64{{4}, {1}, {2, 3}}, lists)
+	names, _ := p.SortedLabelNamesWithPostings()
+	equal(t, []string{"a", "b", "c"}, names)
+	p.Add(5, labels.FromStrings("a", "2"))
+	_, lists = p.SortedLabelValuesWithPostings("a")
+	equal(t, []uint64{2, 3, 5}, lists[2])
+	p.Delete(map[uint64]struct{}{1: {}, 4: {}})
+	values, lists = p.SortedLabelValuesWithPostings("a")
+	equal(t, []string{"2"}, values)
+	equal(t, [][]uint64{{2, 3, 5}}, lists)
+	names, _ = p.SortedLabelNamesWithPostings()
+	equal(t, []string{"a"}, names)
+	p.DeleteAffected(map[uint64]struct{}{2: {}}, map[labels.Label]struct{}{{Name: "a", Value: "2"}: {}})
+	_, lists = p.SortedLabelValuesWithPostings("a")
+	equal(t, [][]uint64{{3, 5}}, lists)
+}

@@ -335,6 +335,32 @@ func (r *Reader) SortedLabelValues(name string) ([]string, error) {
 	return values, err
 }
 
+// ForEachValue calls f for every value of the label name, in sorted
+// order, with the series carrying it. It stops at and returns the first
+// error f returns. The value passed to f is a copy f may keep.
+func (r *Reader) ForEachValue(name string, f func(value string, p Postings) error) error {
+	if r.b == nil {
+		return ErrClosed
+	}
+	e := r.postings[name]
+	if len(e) == 0 || name == allPostingsName {
+		return nil
+	}
+	var err error
+	werr := r.walkValues(e, e[0].off, func(v []byte, po uint64) bool {
+		var p Postings
+		if p, err = r.postingsList(po); err != nil {
+			return false
+		}
+		err = f(string(v), p)
+		return err == nil
+	})
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
 // walkValues calls f with each value and postings offset of the entries
 // of one label name, whose samples are e, starting at the entry at off,
 // until f returns false or the name's last entry is passed.

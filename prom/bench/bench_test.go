@@ -149,3 +149,67 @@ func BenchmarkStressCold(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
 	})
 }
+
+// labelRanges are the time ranges of the label benchmarks after 240 rounds
+// (one hour): all of it, and its last 15 minutes.
+func labelRanges(c *corpus) []struct {
+	name       string
+	mint, maxt int64
+} {
+	maxt := maxTime(240, c.targets())
+	return []struct {
+		name       string
+		mint, maxt int64
+	}{
+		{"all", baseTime, maxt},
+		{"last15m", maxt - 15*60*1000, maxt},
+	}
+}
+
+// benchLabels runs fn against each store holding the same head: 20,000
+// series, 240 rounds, every commit completed.
+func benchLabels(b *testing.B, fn func(b *testing.B, s store, mint, maxt int64) int) {
+	c := benchCorpus(b)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		b.Run("store="+k.String(), func(b *testing.B) {
+			s := benchStore(b, config{k, true}, c.series)
+			_, err := ingest(s, c, make([]uint64, len(c.series)), 0, 240)
+			require.NoError(b, err)
+			for _, r := range labelRanges(c) {
+				b.Run("range="+r.name, func(b *testing.B) {
+					b.ReportAllocs()
+					n := 0
+					for b.Loop() {
+						n = fn(b, s, r.mint, r.maxt)
+					}
+					b.ReportMetric(float64(n), "results")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkLabelValues measures LabelValues without matchers, for the
+// label with the most values (pwtdcjrs, 792) and for __name__ (463), each
+// on a fresh querier.
+func BenchmarkLabelValues(b *testing.B) {
+	for _, name := range []string{"pwtdcjrs", "__name__"} {
+		b.Run("name="+name, func(b *testing.B) {
+			benchLabels(b, func(b *testing.B, s store, mint, maxt int64) int {
+				vs, err := s.labelValues(name, mint, maxt)
+				require.NoError(b, err)
+				return len(vs)
+			})
+		})
+	}
+}
+
+// BenchmarkLabelNames measures LabelNames without matchers on a fresh
+// querier.
+func BenchmarkLabelNames(b *testing.B) {
+	benchLabels(b, func(b *testing.B, s store, mint, maxt int64) int {
+		ns, err := s.labelNames(mint, maxt)
+		require.NoError(b, err)
+		return len(ns)
+	})
+}

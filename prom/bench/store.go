@@ -12,6 +12,12 @@ type store interface {
 	query(q *query, mint, maxt int64) (series, samples int, err error)
 	// startQuery opens a querier over [mint, maxt] and closes it.
 	startQuery(mint, maxt int64) error
+	// labelValues returns the values of the label name over [mint, maxt],
+	// without matchers.
+	labelValues(name string, mint, maxt int64) ([]string, error)
+	// labelNames returns the label names over [mint, maxt], without
+	// matchers.
+	labelNames(mint, maxt int64) ([]string, error)
 	// compact writes every head range that is due into a block and
 	// truncates the head.
 	compact() error

@@ -100,6 +100,24 @@ func (s *isoStore) startQuery(mint, maxt int64) error {
 	return q.Close()
 }
 
+func (s *isoStore) labelValues(name string, mint, maxt int64) ([]string, error) {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	return q.LabelValues(context.Background(), name)
+}
+
+func (s *isoStore) labelNames(mint, maxt int64) ([]string, error) {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	return q.LabelNames(context.Background())
+}
+
 func (s *isoStore) compact() error { return s.db.Compact(context.Background()) }
 
 func (s *isoStore) blocks() []blockInfo {

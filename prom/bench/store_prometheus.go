@@ -105,6 +105,26 @@ func (s *promStore) startQuery(mint, maxt int64) error {
 	return q.Close()
 }
 
+func (s *promStore) labelValues(name string, mint, maxt int64) ([]string, error) {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	vs, _, err := q.LabelValues(context.Background(), name, nil)
+	return vs, err
+}
+
+func (s *promStore) labelNames(mint, maxt int64) ([]string, error) {
+	q, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	ns, _, err := q.LabelNames(context.Background(), nil)
+	return ns, err
+}
+
 func (s *promStore) compact() error { return s.db.Compact(context.Background()) }
 
 func (s *promStore) blocks() []blockInfo {
