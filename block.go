@@ -97,6 +97,10 @@ func decodeMeta(b []byte) (BlockMeta, error) {
 		return m, fmt.Errorf("meta.json: empty time range [%d, %d)", m.MinTime, m.MaxTime)
 	case m.ULID == (ulid.ULID{}):
 		return m, errors.New("meta.json: no ULID")
+	case slices.ContainsFunc(m.Compaction.Parents, func(p BlockDesc) bool { return p.ULID == m.ULID }):
+		// Open deletes the parents of every block it loads: a block that
+		// names itself would delete itself.
+		return m, fmt.Errorf("meta.json: block %s lists itself as its parent", m.ULID)
 	}
 	return m, nil
 }

@@ -188,9 +188,17 @@ func (db *DB) resumeDelete(ctx context.Context) error {
 	for _, m := range in.Matchers {
 		lm, err := labels.NewMatcher(m.Type, m.Name, m.Value)
 		if err != nil {
-			return fmt.Errorf("tsdb: delete intent: %w", err)
+			ms = nil
+			break
 		}
 		ms = append(ms, lm)
+	}
+	if len(ms) == 0 || in.Mint > in.Maxt {
+		// Delete never writes such a request (it refuses a Delete without
+		// matchers, which would delete everything, or with an invalid
+		// one): the file is not ours to act upon.
+		db.logger.Warn("tsdb: dropping invalid delete intent", "matchers", len(in.Matchers), "mint", in.Mint, "maxt", in.Maxt)
+		return db.removeIntent()
 	}
 	db.logger.Info("tsdb: completing a delete interrupted by a crash", "mint", in.Mint, "maxt", in.Maxt)
 	if err := db.applyDelete(ctx, in.Mint, in.Maxt, ms); err != nil {
