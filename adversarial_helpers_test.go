@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -28,9 +29,9 @@ var (
 )
 
 // advSeriesCount and advRounds size the base DB: 7 h of 15 s scrapes of
-// 20 series make two 2 h blocks plus a head.
+// 6 series make two 2 h blocks plus a head.
 const (
-	advSeriesCount = 20
+	advSeriesCount = 6
 	advRounds      = 7 * 240
 )
 
@@ -47,7 +48,13 @@ func advBaseDB(t *testing.T) advBase {
 		require.NoError(t, db.Compact(ctx))
 		blocks := db.Blocks()
 		require.GreaterOrEqual(t, len(blocks), 2)
-		// Some commits after the checkpoint, so WAL segments hold data.
+		require.NoError(t, db.Close())
+		// Some commits after the checkpoint, so WAL segments hold data,
+		// and the head is due for compaction. Written with a block range
+		// so large that no background compaction starts: the base is the
+		// same at every run.
+		db, err = openAdv(fsys, func(o *Options) { o.MinBlockDuration = 100 * time.Hour })
+		require.NoError(t, err)
 		for r := advRounds; r < advRounds+40; r++ {
 			app := db.Appender(ctx)
 			for i, l := range lsets {
