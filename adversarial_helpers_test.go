@@ -131,3 +131,22 @@ func withoutRange(want map[string][]sample, mint, maxt int64) map[string][]sampl
 	}
 	return out
 }
+
+// sameData reports whether two query results are equal bit by bit.
+func sameData(a, b map[string][]sample) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, as := range a {
+		bs, ok := b[k]
+		if !ok || len(as) != len(bs) {
+			return false
+		}
+		for i := range as {
+			if as[i].T != bs[i].T || math.Float64bits(as[i].V) != math.Float64bits(bs[i].V) {
+				return false
+			}
+		}
+	}
+	return true
+}
