@@ -252,7 +252,16 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 		if s == nil {
 			continue
 		}
-		iv := tombstones.Interval{Mint: mint, Maxt: maxt}
+		// Only up to the series' newest sample (as Prometheus does): the
+		// tombstone must not swallow samples appended after the Delete,
+		// which a range ending at MaxInt64 would do forever.
+		s.mu.Lock()
+		last := s.lastT
+		s.mu.Unlock()
+		if last < mint {
+			continue
+		}
+		iv := tombstones.Interval{Mint: mint, Maxt: min(maxt, last)}
 		add[s.ref] = tombstones.Intervals{iv}
 		stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
 	}
