@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 
 	"github.com/isotsdb/tsdb/index"
@@ -246,24 +247,30 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 	if err != nil {
 		return err
 	}
-	var stones []record.Stone
+	var matched []*memSeries
+	last := int64(math.MinInt64)
 	for p.Next() {
 		s := h.series.getByRef(SeriesRef(p.At()))
 		if s == nil {
 			continue
 		}
-		// Only up to the series' newest sample (as Prometheus does): the
-		// tombstone must not swallow samples appended after the Delete,
-		// which a range ending at MaxInt64 would do forever.
 		s.mu.Lock()
-		last := s.lastT
+		last = max(last, s.lastT)
 		s.mu.Unlock()
-		if last < mint {
-			continue
-		}
+		matched = append(matched, s)
+	}
+	// The head's intervals end at the newest sample of the matched series
+	// (as Prometheus's do): a range up to MaxInt64 must not swallow every
+	// sample appended after the Delete. One end for all of them, not one
+	// per series: a commit in flight may have reached some of the series
+	// and not others, and must end up deleted in all or in none.
+	var stones []record.Stone
+	if last >= mint {
 		iv := tombstones.Interval{Mint: mint, Maxt: min(maxt, last)}
-		add[s.ref] = tombstones.Intervals{iv}
-		stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
+		for _, s := range matched {
+			add[s.ref] = tombstones.Intervals{iv}
+			stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
+		}
 	}
 	if err := p.Err(); err != nil {
 		return err
