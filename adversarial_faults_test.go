@@ -209,3 +209,91 @@ func withoutSeriesSample(got map[string][]sample, l labels.Labels, ts int64) map
 	}
 	return out
 }
+
+// openCloseFaults fails each filesystem call of Open and of Close of a
+// copy of the base DB (prep may add files) and returns, for each, the
+// fault and what a clean Open serves afterwards. The failed call must
+// return an error or succeed, never panic or hang; a failed Open must
+// leave the directory unlocked.
+func openCloseFaults(t *testing.T, prep func() *vfs.MemFS, check func(t *testing.T, what string, err error, got map[string][]sample)) {
+	for _, phase := range []string{"open", "close"} {
+		t.Run(phase, func(t *testing.T) {
+			fsys := prep()
+			var calls atomic.Int64
+			fsys.SetHook(func(vfs.Op, string) error { calls.Add(1); return nil })
+			db, err := openAdv(fsys, nil)
+			require.NoError(t, err)
+			opens := calls.Load()
+			require.NoError(t, db.Close())
+			n := int(calls.Load())
+			from, to := 1, int(opens)
+			if phase == "close" {
+				from, to = int(opens)+1, n
+			}
+			stride := 1
+			if raceEnabled {
+				stride = max(1, (to-from)/30)
+			}
+			t.Logf("%s: filesystem calls %d..%d", phase, from, to)
+			for k := from; k <= to; k += stride {
+				fsys := prep()
+				var seen atomic.Int64
+				var what atomic.Value
+				fsys.SetHook(func(o vfs.Op, path string) error {
+					if seen.Add(1) == int64(k) {
+						what.Store(fmt.Sprintf("%s %s", o, path))
+						return syscall.EIO
+					}
+					return nil
+				})
+				db, err := openAdv(fsys, nil)
+				if err == nil {
+					err = db.Close()
+				}
+				fsys.SetHook(nil)
+				w, _ := what.Load().(string)
+				db, err2 := openAdv(fsys, nil)
+				require.NoError(t, err2, "open after fault at %s", w)
+				got, qerr := fullQuery(db)
+				require.NoError(t, qerr)
+				require.NoError(t, db.Close())
+				check(t, w, err, got)
+			}
+		})
+	}
+}
+
+// TestAdversarialOpenCloseFaults: after a fault in Open or Close, the next
+// Open serves every acknowledged sample.
+func TestAdversarialOpenCloseFaults(t *testing.T) {
+	base := advBaseDB(t)
+	openCloseFaults(t, base.fs.Crash, func(t *testing.T, what string, err error, got map[string][]sample) {
+		if !sameData(base.want, got) {
+			t.Errorf("fault at %s (error %v): data not whole after reopen", what, err)
+		}
+	})
+}
+
+// TestAdversarialDefectOpenFaultSplitsInterruptedDelete: Open resumes a
+// Delete that a crash interrupted. A transient I/O error while Open opens
+// a block makes it skip the block as corrupt (logged, Open succeeds);
+// resumeDelete then applies the delete to the other blocks and the head
+// and removes the intent. At the next Open the block is back without the
+// tombstones: the delete is applied in part, and deleted samples come
+// back. DEFECT, left for the lead: see the report.
+func TestAdversarialDefectOpenFaultSplitsInterruptedDelete(t *testing.T) {
+	base := advBaseDB(t)
+	m := advDelMatcher(base)
+	deleted := advDeleted(base.want, base.lsets, m, 0, 5*3600_000)
+	prep := func() *vfs.MemFS {
+		fsys := base.fs.Crash()
+		mustWrite(t, fsys, "data/"+deleteIntentFile, []byte(fmt.Sprintf(`{"mint":0,"maxt":%d,"matchers":[{"type":%d,"name":%q,"value":%q}]}`, 5*3600_000, m.Type, m.Name, m.Value)))
+		return fsys
+	}
+	openCloseFaults(t, prep, func(t *testing.T, what string, err error, got map[string][]sample) {
+		// The delete was never acknowledged: none of it, or all of it.
+		if !sameData(deleted, got) && !sameData(base.want, got) {
+			t.Errorf("fault at %s (error %v): the interrupted delete is applied in part", what, err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestAdversarialExtremeTimestamps(t *testing.T) {
 		app := db.Appender(ctx)
 		_, err = app.Append(0, l, ts, 1)
 		if err != nil {
-			require.ErrorIs(t, err, ErrOutOfBounds, "ts %d", ts)
+			require.True(t, errors.Is(err, ErrOutOfBounds) || errors.Is(err, ErrInvalidSample), "ts %d: untyped %v", ts, err)
 		}
 		require.NoError(t, app.Commit())
 		stored := err == nil
