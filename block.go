@@ -207,11 +207,18 @@ func (b *Block) openFiles() error {
 	return nil
 }
 
-// Meta returns the block's meta.json contents.
+// Meta returns the block's meta.json contents, a copy of its own.
 func (b *Block) Meta() BlockMeta {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.meta
+	return b.meta.clone()
+}
+
+// clone returns m with slices of its own.
+func (m BlockMeta) clone() BlockMeta {
+	m.Compaction.Sources = slices.Clone(m.Compaction.Sources)
+	m.Compaction.Parents = slices.Clone(m.Compaction.Parents)
+	return m
 }
 
 // Dir returns the block's directory.
