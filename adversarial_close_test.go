@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -235,5 +236,86 @@ func TestAdversarialConcurrentClose(t *testing.T) {
 				_ = vfs.OpRead
 			}
 		})
+	}
+}
+
+// TestAdversarialBlocksAliasing: Blocks returns a read-only view; a caller
+// that changes what it got must not change the DB.
+func TestAdversarialBlocksAliasing(t *testing.T) {
+	base := advBaseDB(t)
+	db, err := openAdv(base.fs.Crash(), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	before := db.Blocks()
+	require.NotEmpty(t, before[0].Compaction.Sources)
+	want := fmt.Sprint(before)
+	got := db.Blocks()
+	for i := range got {
+		for j := range got[i].Compaction.Sources {
+			got[i].Compaction.Sources[j][0] ^= 0xff
+		}
+		got[i].Compaction.Parents = append(got[i].Compaction.Parents[:0], BlockDesc{MinTime: 1})
+	}
+	require.Equal(t, want, fmt.Sprint(db.Blocks()), "Blocks' result aliases the DB's metadata")
+}
+
+// TestAdversarialQuerierConcurrentUse uses one Querier from many
+// goroutines at once (it is documented safe for concurrent use), with a
+// cancelled context in some of them.
+func TestAdversarialQuerierConcurrentUse(t *testing.T) {
+	base := advBaseDB(t)
+	db, err := openAdv(base.fs.Crash(), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer q.Close()
+	all := labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				if g == 3 {
+					ss := q.Select(cancelled, all)
+					for ss.Next() {
+					}
+					if ss.Err() != nil && !errors.Is(ss.Err(), context.Canceled) {
+						errs <- ss.Err()
+					}
+					continue
+				}
+				got := map[string][]sample{}
+				ss := q.Select(ctx, all)
+				for ss.Next() {
+					it := ss.At().Iterator(nil)
+					var s []sample
+					for it.Next() {
+						ts, v := it.At()
+						s = append(s, sample{ts, v})
+					}
+					got[ss.At().Labels().String()] = s
+				}
+				if ss.Err() != nil {
+					errs <- ss.Err()
+					return
+				}
+				if !sameData(base.want, got) {
+					errs <- fmt.Errorf("goroutine %d: different data", g)
+				}
+				if _, err := q.LabelValues(ctx, "job", all); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
