@@ -40,13 +40,17 @@ func TestAdversarialValues(t *testing.T) {
 	// Timestamps from far in the past to the present, negative ones
 	// included; one commit.
 	tss := []int64{-5 * 3600_000, -3600_000 - 1, -1, 0, 1, 3600_000}
+	keys := make([]string, len(lsets))
+	for si, l := range lsets {
+		keys[si] = l.String()
+	}
 	app := db.Appender(ctx)
 	for i, ts := range tss {
 		for si, l := range lsets {
 			v := values[(i+si)%len(values)]
 			_, err := app.Append(0, l, ts, v)
 			require.NoError(t, err, "%d %v", ts, v)
-			want[l.String()] = append(want[l.String()], sample{ts, v})
+			want[keys[si]] = append(want[keys[si]], sample{ts, v})
 		}
 	}
 	require.NoError(t, app.Commit())
