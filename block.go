@@ -98,6 +98,10 @@ func decodeMeta(b []byte) (BlockMeta, error) {
 		return m, fmt.Errorf("meta.json: empty time range [%d, %d)", m.MinTime, m.MaxTime)
 	case m.ULID == (ulid.ULID{}):
 		return m, errors.New("meta.json: no ULID")
+	case slices.ContainsFunc(m.Compaction.Parents, func(p BlockDesc) bool { return p.ULID == m.ULID }):
+		// Open deletes the parents of every block it loads: a block that
+		// names itself would delete itself.
+		return m, fmt.Errorf("meta.json: block %s lists itself as its parent", m.ULID)
 	}
 	return m, nil
 }
@@ -213,11 +217,18 @@ func (b *Block) openFiles() error {
 	return nil
 }
 
-// Meta returns the block's meta.json contents.
+// Meta returns the block's meta.json contents, a copy of its own.
 func (b *Block) Meta() BlockMeta {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.meta
+	return b.meta.clone()
+}
+
+// clone returns m with slices of its own.
+func (m BlockMeta) clone() BlockMeta {
+	m.Compaction.Sources = slices.Clone(m.Compaction.Sources)
+	m.Compaction.Parents = slices.Clone(m.Compaction.Parents)
+	return m
 }
 
 // Dir returns the block's directory.

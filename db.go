@@ -273,13 +273,14 @@ func (db *DB) deleteBlocks(metas []BlockMeta) error {
 	return errors.Join(errs...)
 }
 
-// Blocks returns the metadata of the DB's blocks, oldest first.
+// Blocks returns the metadata of the DB's blocks, oldest first. The
+// result is the caller's own: changing it changes nothing in the DB.
 func (db *DB) Blocks() []BlockMeta {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	out := make([]BlockMeta, len(db.blocks))
 	for i, b := range db.blocks {
-		out[i] = b.meta
+		out[i] = b.meta.clone()
 	}
 	return out
 }

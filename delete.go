@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 
 	"github.com/isotsdb/tsdb/index"
@@ -193,9 +194,17 @@ func (db *DB) resumeDelete(ctx context.Context) error {
 	for _, m := range in.Matchers {
 		lm, err := labels.NewMatcher(m.Type, m.Name, m.Value)
 		if err != nil {
-			return fmt.Errorf("tsdb: delete intent: %w", err)
+			ms = nil
+			break
 		}
 		ms = append(ms, lm)
+	}
+	if len(ms) == 0 || in.Mint > in.Maxt {
+		// Delete never writes such a request (it refuses a Delete without
+		// matchers, which would delete everything, or with an invalid
+		// one): the file is not ours to act upon.
+		db.logger.Warn("tsdb: dropping invalid delete intent", "matchers", len(in.Matchers), "mint", in.Mint, "maxt", in.Maxt)
+		return db.removeIntent()
 	}
 	db.logger.Info("tsdb: completing a delete interrupted by a crash", "mint", in.Mint, "maxt", in.Maxt)
 	if err := db.applyDelete(ctx, in.Mint, in.Maxt, ms); err != nil {
@@ -243,15 +252,30 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 	if err != nil {
 		return err
 	}
-	var stones []record.Stone
+	var matched []*memSeries
+	last := int64(math.MinInt64)
 	for p.Next() {
 		s := h.series.getByRef(SeriesRef(p.At()))
 		if s == nil {
 			continue
 		}
-		iv := tombstones.Interval{Mint: mint, Maxt: maxt}
-		add[s.ref] = tombstones.Intervals{iv}
-		stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
+		s.mu.Lock()
+		last = max(last, s.lastT)
+		s.mu.Unlock()
+		matched = append(matched, s)
+	}
+	// The head's intervals end at the newest sample of the matched series
+	// (as Prometheus's do): a range up to MaxInt64 must not swallow every
+	// sample appended after the Delete. One end for all of them, not one
+	// per series: a commit in flight may have reached some of the series
+	// and not others, and must end up deleted in all or in none.
+	var stones []record.Stone
+	if last >= mint {
+		iv := tombstones.Interval{Mint: mint, Maxt: min(maxt, last)}
+		for _, s := range matched {
+			add[s.ref] = tombstones.Intervals{iv}
+			stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
+		}
 	}
 	if err := p.Err(); err != nil {
 		return err

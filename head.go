@@ -210,8 +210,11 @@ func (h *Head) updateTimeRange(mint, maxt int64) {
 }
 
 // getOrCreate returns the series with the given labels, creating it if
-// needed. The labels are validated only when the series is new.
+// needed. The labels are validated only when the series is new. A label
+// with an empty value is no label (as in Prometheus): {a="", b="1"} is the
+// series {b="1"}.
 func (h *Head) getOrCreate(lset labels.Labels) (*memSeries, error) {
+	lset = withoutEmpty(lset)
 	hash := lset.Hash()
 	if s := h.series.getByHash(hash, lset); s != nil {
 		return s, nil
@@ -232,6 +235,23 @@ func (h *Head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 		h.metrics.seriesCreated.Inc()
 	}
 	return s, nil
+}
+
+// withoutEmpty returns lset without its labels that have an empty value;
+// lset itself (no copy) if it has none.
+func withoutEmpty(lset labels.Labels) labels.Labels {
+	empty := false
+	lset.Range(func(l labels.Label) { empty = empty || l.Value == "" })
+	if !empty {
+		return lset
+	}
+	keep := make([]labels.Label, 0, lset.Len())
+	lset.Range(func(l labels.Label) {
+		if l.Value != "" {
+			keep = append(keep, l)
+		}
+	})
+	return labels.New(keep...)
 }
 
 // validateLabels checks a label set for a new series.

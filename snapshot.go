@@ -95,7 +95,12 @@ func (db *DB) Snapshot(dir string, withHead bool) error {
 	if err := db.fs.Rename(tmp, dir); err != nil {
 		return errors.Join(fmt.Errorf("tsdb: snapshot: %w", err), db.fs.RemoveAll(tmp))
 	}
-	return db.fs.SyncDir(parent)
+	if err := db.fs.SyncDir(parent); err != nil {
+		// Not durable: a crash could lose it. Take it away, so that an
+		// error always means "no snapshot" and the call can be retried.
+		return errors.Join(fmt.Errorf("tsdb: snapshot: %w", err), db.fs.RemoveAll(dir))
+	}
+	return nil
 }
 
 func (db *DB) snapshotInto(tmp string, q *querier, withHead bool) error {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/isotsdb/tsdb/record"
 	"github.com/isotsdb/tsdb/vfs"
@@ -58,7 +59,7 @@ func listCheckpoints(fsys vfs.FS, dir string) ([]checkpointRef, error) {
 			continue
 		}
 		if !e.IsDir() {
-			return nil, fmt.Errorf("wlog: checkpoint %s is not a directory", filepath.Join(dir, name))
+			return nil, fmt.Errorf("wlog: checkpoint %s is not a directory: %w", filepath.Join(dir, name), syscall.ENOTDIR)
 		}
 		refs = append(refs, checkpointRef{name: name, index: k})
 	}
