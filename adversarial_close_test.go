@@ -91,7 +91,7 @@ func TestAdversarialUseAfterClose(t *testing.T) {
 		_, err = db.Querier(0, 1)
 		require.ErrorIs(t, err, ErrClosed)
 		require.ErrorIs(t, db.Delete(ctx, 0, 1, all), ErrClosed)
-		require.ErrorIs(t, db.CleanTombstones(), ErrClosed)
+		require.ErrorIs(t, db.CleanTombstones(ctx), ErrClosed)
 		require.ErrorIs(t, db.Compact(ctx), ErrClosed)
 		require.ErrorIs(t, db.Snapshot("snap", true), ErrClosed)
 		require.ErrorIs(t, db.Snapshot("snap2", false), ErrClosed)
@@ -188,7 +188,7 @@ func TestAdversarialConcurrentClose(t *testing.T) {
 		"delete": func(db *DB, i int) error {
 			return db.Delete(ctx, 0, int64(i)*1000, labels.MustNewMatcher(labels.MatchEqual, "job", "none"))
 		},
-		"cleanTombstones": func(db *DB, i int) error { return db.CleanTombstones() },
+		"cleanTombstones": func(db *DB, i int) error { return db.CleanTombstones(ctx) },
 		"compact":         func(db *DB, i int) error { return db.Compact(ctx) },
 		"snapshot": func(db *DB, i int) error {
 			return db.Snapshot(fmt.Sprintf("snap-%d", i), i%2 == 0)

@@ -171,7 +171,7 @@ func TestAdversarialConcurrentAdmin(t *testing.T) {
 			}
 			return db.Delete(ctx, 0, math.MaxInt64, labels.MustNewMatcher(labels.MatchEqual, "target", fmt.Sprint(i%targets)))
 		},
-		"cleanTombstones": func(int) error { return db.CleanTombstones() },
+		"cleanTombstones": func(int) error { return db.CleanTombstones(ctx) },
 		"compact": func(int) error {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()

@@ -86,7 +86,7 @@ func TestAdversarialFaults(t *testing.T) {
 		{"compact", nil, func(db *DB) error { return db.Compact(ctx) }, base.want, base.want, false},
 		{"snapshot", nil, func(db *DB) error { return db.Snapshot("snap", true) }, base.want, base.want, true},
 		{"delete", nil, doDelete, base.want, deleted, false},
-		{"cleanTombstones", doDelete, func(db *DB) error { return db.CleanTombstones() }, deleted, deleted, false},
+		{"cleanTombstones", doDelete, func(db *DB) error { return db.CleanTombstones(ctx) }, deleted, deleted, false},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {

@@ -264,7 +264,7 @@ func TestAdversarialDeleteRanges(t *testing.T) {
 	got, err = fullQuery(db)
 	require.NoError(t, err)
 	require.Empty(t, got)
-	require.NoError(t, db.CleanTombstones())
+	require.NoError(t, db.CleanTombstones(ctx))
 	require.NoError(t, db.Compact(ctx))
 	got, err = fullQuery(db)
 	require.NoError(t, err)
