@@ -1,7 +1,6 @@
 package tsdb
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -79,25 +78,29 @@ func TestAdversarialTinyOptions(t *testing.T) {
 	require.NoError(t, db.Close())
 }
 
-// TestAdversarialDefectSnapshotDropsHeadAtMaxInt64: a head holding a
-// sample at MaxInt64 is snapshotted; the snapshot must hold it (or
-// Snapshot must fail, or Append refuse the sample), never silently drop
-// the head. DEFECT, left for the lead (it borders the far-future and
-// MinInt64 timestamp fixes): Snapshot computes the head block's MaxTime
-// as maxt+1, which overflows to MinInt64, so writeBlock finds no sample
-// in range, writes nothing and Snapshot returns nil.
-func TestAdversarialDefectSnapshotDropsHeadAtMaxInt64(t *testing.T) {
-	for _, ts := range []int64{math.MaxInt64 - 1, math.MaxInt64} {
+// TestAdversarialSnapshotExtremeTimestamps: a head holding a sample at
+// the top of the time range is snapshotted; the snapshot must hold it, or
+// Append must refuse the sample, never silently drop the head. Snapshot
+// computed the head block's MaxTime as maxt+1, which overflowed to
+// MinInt64 for a sample at MaxInt64, so the head was left out and
+// Snapshot returned nil. Timestamps above MaxSampleTime are now refused.
+func TestAdversarialSnapshotExtremeTimestamps(t *testing.T) {
+	for _, ts := range []int64{MaxSampleTime - 1, MaxSampleTime, MaxSampleTime + 1, math.MaxInt64 - 1, math.MaxInt64} {
 		fsys := vfs.NewMemFS()
 		db, err := openAdv(fsys, nil)
 		require.NoError(t, err)
 		l := labels.FromStrings(labels.MetricName, "x")
+		// The other sample is an hour earlier: far older data would be
+		// compacted and then deleted by retention (which counts from the
+		// newest sample) before the snapshot.
+		base := min(ts, MaxSampleTime) - 3600_000
 		app := db.Appender(ctx)
-		_, err = app.Append(0, l, 1000, 1)
+		_, err = app.Append(0, l, base, 1)
 		require.NoError(t, err)
 		_, err = app.Append(0, l, ts, 2)
-		if err != nil { // refused at the door: fine
-			require.True(t, errors.Is(err, ErrOutOfBounds) || errors.Is(err, ErrInvalidSample), "untyped: %v", err)
+		require.Equal(t, ts > MaxSampleTime, err != nil, "sample at %d: %v", ts, err)
+		if err != nil { // refused at the door
+			require.ErrorIs(t, err, ErrOutOfBounds)
 			require.NoError(t, app.Rollback())
 			require.NoError(t, db.Close())
 			continue
@@ -106,14 +109,13 @@ func TestAdversarialDefectSnapshotDropsHeadAtMaxInt64(t *testing.T) {
 		err = db.Snapshot("snap", true)
 		require.NoError(t, db.Close())
 		if err != nil {
-			t.Logf("ts %d: Snapshot refused: %v", ts, err)
-			continue
+			t.Fatalf("ts %d: Snapshot failed: %v", ts, err)
 		}
 		sdb, err := Open("snap", nil, nil, &Options{FS: fsys, NoWAL: true})
 		require.NoError(t, err)
 		got, err := fullQuery(sdb)
 		require.NoError(t, err)
-		requireSameSamples(t, map[string][]sample{l.String(): {{1000, 1}, {ts, 2}}}, got)
+		requireSameSamples(t, map[string][]sample{l.String(): {{base, 1}, {ts, 2}}}, got)
 		require.NoError(t, sdb.Close())
 	}
 }

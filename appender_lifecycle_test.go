@@ -30,9 +30,10 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 }
 
 // TestAppendMinInt64 is issue 12 item 7: math.MinInt64 is the series'
-// "no sample yet" marker, so a sample at that time is rejected with
-// ErrOutOfBounds (and counted), never acknowledged and dropped, and never
-// reported as a duplicate or out of order.
+// "no sample yet" marker; a sample at that time, or anywhere outside
+// [MinSampleTime, MaxSampleTime], is rejected with ErrOutOfBounds (and
+// counted), never acknowledged and dropped, and never reported as a
+// duplicate or out of order.
 func TestAppendMinInt64(t *testing.T) {
 	// series: "new"; "empty", created by an Appender that was rolled back,
 	// so it exists without samples; "samples", with a committed sample.
@@ -57,11 +58,13 @@ func TestAppendMinInt64(t *testing.T) {
 				before := counterValue(t, db.head.metrics.outOfBounds)
 
 				app := db.Appender(ctx)
-				_, err := app.Append(0, l, math.MinInt64, v)
-				require.ErrorIs(t, err, ErrOutOfBounds)
-				require.Equal(t, before+1, counterValue(t, db.head.metrics.outOfBounds))
-				// The rejected sample did not spoil the transaction.
-				_, err = app.Append(0, seriesLabels(2), 2000, 7)
+				for k, ts := range []int64{math.MinInt64, MinSampleTime - 1, MaxSampleTime + 1, math.MaxInt64} {
+					_, err := app.Append(0, l, ts, v)
+					require.ErrorIs(t, err, ErrOutOfBounds, "sample at %d", ts)
+					require.Equal(t, before+float64(k+1), counterValue(t, db.head.metrics.outOfBounds))
+				}
+				// The rejected samples did not spoil the transaction.
+				_, err := app.Append(0, seriesLabels(2), 2000, 7)
 				require.NoError(t, err)
 				require.NoError(t, app.Commit())
 				want[seriesLabels(2).String()] = []sample{{2000, 7}}
@@ -73,35 +76,61 @@ func TestAppendMinInt64(t *testing.T) {
 			})
 		}
 	}
-	// The smallest timestamp the head stores is math.MinInt64+1.
-	db, _ := openTestDB(t, nil)
-	app := db.Appender(ctx)
-	_, err := app.Append(0, seriesLabels(1), math.MinInt64+1, 3)
-	require.NoError(t, err)
-	require.NoError(t, app.Commit())
-	q, err := db.Querier(math.MinInt64, math.MaxInt64)
-	require.NoError(t, err)
-	defer q.Close()
-	requireSameSamples(t, map[string][]sample{seriesLabels(1).String(): {{math.MinInt64 + 1, 3}}}, querySamples(t, q))
 }
 
-// TestAppendNearMinInt64: a newest sample within half a block range of
-// math.MinInt64 must not wrap the appendable window's lower bound around
-// to the top, which would reject every later sample as out of bounds.
-func TestAppendNearMinInt64(t *testing.T) {
-	db, _ := openTestDB(t, nil)
-	// (Samples near both ends would make the head compactable; compacting
-	// a range near math.MinInt64 is another matter, not tested here.)
-	for i, ts := range []int64{math.MinInt64 + 1, math.MinInt64 + 1000, math.MinInt64 + 2000} {
-		app := db.Appender(ctx)
-		_, err := app.Append(0, seriesLabels(1), ts, float64(i))
-		require.NoError(t, err, "sample at %d", ts)
-		require.NoError(t, app.Commit())
+// TestSampleTimeLimits: samples at MinSampleTime and MaxSampleTime are
+// stored, survive head compaction (block ranges near the limits must not
+// overflow: a block starting below math.MinInt64 lost its samples),
+// snapshots (a head block ending at MaxInt64+1 was empty) and replay.
+func TestSampleTimeLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ts   []int64
+	}{
+		// Each case spans 4h, so that Compact writes a block and retention
+		// (measured from the newest sample) keeps it.
+		{"min", []int64{MinSampleTime, MinSampleTime + 1000, MinSampleTime + 4*3600_000}},
+		{"max", []int64{MaxSampleTime - 4*3600_000, MaxSampleTime - 1000, MaxSampleTime}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			db, err := Open("data", nil, nil, &Options{FS: fsys})
+			require.NoError(t, err)
+			key := seriesLabels(1).String()
+			want := map[string][]sample{}
+			for i, ts := range tc.ts {
+				app := db.Appender(ctx)
+				_, err := app.Append(0, seriesLabels(1), ts, float64(i))
+				require.NoError(t, err, "sample at %d", ts)
+				require.NoError(t, app.Commit())
+				want[key] = append(want[key], sample{ts, float64(i)})
+			}
+			require.NoError(t, db.Snapshot("snap", true))
+			require.NoError(t, db.Compact(ctx))
+			require.NotEmpty(t, db.Blocks(), "the head was compacted")
+			for _, b := range db.Blocks() {
+				require.Less(t, b.MinTime, b.MaxTime, "block %s", b.ULID)
+			}
+			requireSameSamples(t, want, dbSamples(t, db))
+			require.NoError(t, db.Close())
+
+			for _, dir := range []string{"data", "snap"} {
+				db, err := Open(dir, nil, nil, &Options{FS: fsys})
+				require.NoError(t, err)
+				requireSameSamples(t, want, dbSamples(t, db))
+				require.NoError(t, db.Close())
+			}
+		})
 	}
+}
+
+// dbSamples returns every sample of db.
+func dbSamples(t *testing.T, db *DB) map[string][]sample {
+	t.Helper()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
 	require.NoError(t, err)
 	defer q.Close()
-	requireSameSamples(t, map[string][]sample{seriesLabels(1).String(): {{math.MinInt64 + 1, 0}, {math.MinInt64 + 1000, 1}, {math.MinInt64 + 2000, 2}}}, querySamples(t, q))
+	return querySamples(t, q)
 }
 
 // TestAppenderAfterClose is issue 12 item 9: an Appender created before

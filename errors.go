@@ -14,8 +14,7 @@ var (
 	// value bits again is a no-op, not an error.
 	ErrDuplicateSampleForTimestamp = errors.New("tsdb: duplicate sample for timestamp")
 	// ErrOutOfBounds: the sample is older than the head's appendable window,
-	// or its timestamp is math.MinInt64, which the head reserves (it marks
-	// a series without samples).
+	// or its timestamp lies outside [MinSampleTime, MaxSampleTime].
 	ErrOutOfBounds = errors.New("tsdb: out of bounds")
 	// ErrTooFarInFuture: the sample is later than the wall clock plus
 	// Options.MaxFutureSkew (only with that option set).

@@ -17,6 +17,17 @@ import (
 	"github.com/isotsdb/tsdb/wlog"
 )
 
+// MinSampleTime and MaxSampleTime bound the timestamps the DB stores, in
+// milliseconds: ±2^62, some 146 million years either side of 1970. Append
+// rejects samples outside with ErrOutOfBounds. The margin to the int64
+// limits keeps the time arithmetic of blocks (range ends, the head's span,
+// a block's end plus one) free of overflow, and leaves math.MinInt64 to
+// mark a series without samples.
+const (
+	MinSampleTime int64 = -1 << 62
+	MaxSampleTime int64 = 1<<62 - 1
+)
+
 // SeriesRef identifies a series in the head for the lifetime of the process.
 // Appender.Append returns it so that later appends can skip the label lookup.
 type SeriesRef uint64

@@ -79,12 +79,10 @@ type headAppender struct {
 // always apply. With h.trackLeakedAppenders it records the stack of the
 // DB.Appender call for the leak warning.
 func (h *Head) appender() *headAppender {
-	// t == math.MinInt64 is the series' "no sample yet" marker (lastT), so
-	// the head cannot store it: the bound starts one above.
 	a := &headAppender{
 		head:         h,
-		minValidTime: max(h.appendableMinValidTime(), math.MinInt64+1),
-		maxValidTime: h.appendableMaxValidTime(),
+		minValidTime: max(h.appendableMinValidTime(), MinSampleTime),
+		maxValidTime: min(h.appendableMaxValidTime(), MaxSampleTime),
 	}
 	if h.trackLeakedAppenders {
 		pcs := make([]uintptr, 32)
@@ -112,7 +110,11 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	if t > a.maxValidTime {
 		// The bound was read from the clock when the Appender was
 		// created; the clock has moved on since.
-		if a.maxValidTime = h.appendableMaxValidTime(); t > a.maxValidTime {
+		if t > MaxSampleTime {
+			h.metrics.outOfBounds.Inc()
+			return 0, fmt.Errorf("%w: sample at %d for %s is later than MaxSampleTime (%d)", ErrOutOfBounds, t, lset, MaxSampleTime)
+		}
+		if a.maxValidTime = min(h.appendableMaxValidTime(), MaxSampleTime); t > a.maxValidTime {
 			h.metrics.tooFarInFuture.Inc()
 			return 0, fmt.Errorf("%w: sample at %d for %s is later than %d (wall clock plus MaxFutureSkew)", ErrTooFarInFuture, t, lset, a.maxValidTime)
 		}
@@ -164,8 +166,8 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 // outOfBounds counts and describes a sample before the appendable window.
 func (a *headAppender) outOfBounds(lset labels.Labels, t int64) error {
 	a.head.metrics.outOfBounds.Inc()
-	if t == math.MinInt64 {
-		return fmt.Errorf("%w: sample at math.MinInt64 for %s: the timestamp is reserved", ErrOutOfBounds, lset)
+	if t < MinSampleTime {
+		return fmt.Errorf("%w: sample at %d for %s is earlier than MinSampleTime (%d)", ErrOutOfBounds, t, lset, MinSampleTime)
 	}
 	return fmt.Errorf("%w: sample at %d for %s is older than %d", ErrOutOfBounds, t, lset, a.minValidTime)
 }

@@ -390,9 +390,11 @@ func (rp *replayer) work(ch <-chan []record.RefSample) {
 		// Samples before minValidTime are in blocks already: the WAL still
 		// holds them when the process stopped between publishing a block
 		// and truncating the head.
-		minValid := h.minValidTime.Load()
+		// Samples outside [MinSampleTime, MaxSampleTime] (from another
+		// writer) cannot be stored.
+		minValid := max(h.minValidTime.Load(), MinSampleTime)
 		for _, smp := range batch {
-			if smp.T < minValid {
+			if smp.T < minValid || smp.T > MaxSampleTime {
 				dropped++
 				continue
 			}
@@ -558,7 +560,7 @@ func (rp *replayer) flush() {
 	}
 	if n := rp.dropped.Load(); n > 0 {
 		rp.dropped.Add(-n)
-		rp.h.logger.Debug("tsdb: WAL replay dropped out-of-order samples and samples already in blocks", "samples", n)
+		rp.h.logger.Debug("tsdb: WAL replay dropped out-of-order samples, samples already in blocks and samples outside [MinSampleTime, MaxSampleTime]", "samples", n)
 	}
 }
 
