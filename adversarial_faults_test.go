@@ -14,18 +14,6 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
-// faultOp is an operation attacked by fault injection.
-type faultOp struct {
-	name string
-	// setup prepares the DB (on a fresh copy of the base) before the
-	// operation; nil for none.
-	setup func(t *testing.T, db *DB)
-	run   func(db *DB) error
-	// states returns the acceptable query results after a failed run (old
-	// and new state); the first is the state after a successful run.
-	snapshot bool
-}
-
 // advDelMatcher selects 3 of the base DB's series.
 func advDelMatcher(base advBase) *labels.Matcher {
 	var names []string

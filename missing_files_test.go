@@ -134,15 +134,15 @@ func walState(t *testing.T, fsys vfs.FS, dir string) (segs []int, cp int) {
 }
 
 // openWALTest opens data on fsys, with AcceptIncompleteWAL if accept, and
-// returns the DB (nil on error), the error and the log.
-func openWALTest(fsys vfs.FS, accept bool) (*DB, error, string) {
+// returns the DB (nil on error), the log and the error.
+func openWALTest(fsys vfs.FS, accept bool) (*DB, string, error) {
 	o := DefaultOptions()
 	o.FS = fsys
 	o.WALSegmentSize = 32 << 10
 	o.AcceptIncompleteWAL = accept
 	var logBuf lockedBuffer
 	db, err := Open("data", slogTo(&logBuf), nil, o)
-	return db, err, logBuf.String()
+	return db, logBuf.String(), err
 }
 
 // requireWALChecks reports whether the offline checker finds an error
@@ -170,7 +170,7 @@ func appendAndReopen(t *testing.T, fsys vfs.FS, db *DB) {
 	require.NoError(t, err)
 	require.NoError(t, app.Commit())
 	require.NoError(t, db.Close())
-	db, err, _ = openWALTest(fsys, false)
+	db, _, err = openWALTest(fsys, false)
 	require.NoError(t, err)
 	defer db.Close()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -200,7 +200,7 @@ func TestWALMissingSegments(t *testing.T) {
 			require.NoError(t, fsys.Remove(wlog.SegmentName(walDir, k)))
 		}
 
-		_, err, _ := openWALTest(fsys, false)
+		_, _, err := openWALTest(fsys, false)
 		require.ErrorIs(t, err, ErrWALIncomplete)
 		require.Contains(t, err.Error(), walDir)
 		require.Contains(t, err.Error(), "segments 00000000 to 00000001 are missing (no checkpoint)")
@@ -210,7 +210,7 @@ func TestWALMissingSegments(t *testing.T) {
 		after, _ := walState(t, fsys, walDir)
 		require.Equal(t, segs[2:], after, "a refused open changes nothing")
 
-		db, err, log := openWALTest(fsys, true)
+		db, log, err := openWALTest(fsys, true)
 		require.NoError(t, err)
 		require.Contains(t, log, "WAL segments are missing")
 		require.Contains(t, log, "segments 00000000 to 00000001 are")
@@ -227,7 +227,7 @@ func TestWALMissingSegments(t *testing.T) {
 		require.GreaterOrEqual(t, cp, 0)
 		require.Equal(t, cp+1, segs[0])
 		requireWALChecks(t, fsys, "")
-		db, err, _ := openWALTest(fsys, false)
+		db, _, err := openWALTest(fsys, false)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 	})
@@ -239,13 +239,13 @@ func TestWALMissingSegments(t *testing.T) {
 		require.GreaterOrEqual(t, len(segs), 2)
 		require.NoError(t, fsys.Remove(wlog.SegmentName(walDir, cp+1)))
 
-		_, err, _ := openWALTest(fsys, false)
+		_, _, err := openWALTest(fsys, false)
 		require.ErrorIs(t, err, ErrWALIncomplete)
 		require.Contains(t, err.Error(), walDir)
 		require.Contains(t, err.Error(), segmentSpan(cp+1, cp+1)+" missing (last checkpoint checkpoint.")
 		requireWALChecks(t, fsys, "between the checkpoint and the first segment, are missing")
 
-		db, err, log := openWALTest(fsys, true)
+		db, log, err := openWALTest(fsys, true)
 		require.NoError(t, err)
 		require.Contains(t, log, "WAL segments are missing")
 		_, cp2 := walState(t, fsys, walDir)
@@ -261,12 +261,12 @@ func TestWALMissingSegments(t *testing.T) {
 		for _, k := range segs {
 			require.NoError(t, fsys.Remove(wlog.SegmentName(walDir, k)))
 		}
-		_, err, _ := openWALTest(fsys, false)
+		_, _, err := openWALTest(fsys, false)
 		require.ErrorIs(t, err, ErrWALIncomplete)
 		require.Contains(t, err.Error(), "and any after it are missing")
 		requireWALChecks(t, fsys, "(the one after the checkpoint) and any after it are missing")
 
-		db, err, _ := openWALTest(fsys, true)
+		db, _, err := openWALTest(fsys, true)
 		require.NoError(t, err)
 		segs, _ = walState(t, fsys, walDir)
 		require.Equal(t, cp+1, segs[0], "new records go after the checkpoint, where replay reads them")
@@ -282,7 +282,7 @@ func TestWALMissingSegments(t *testing.T) {
 		gone := segs[2]
 		require.NoError(t, fsys.Remove(wlog.SegmentName(walDir, gone)))
 		for _, accept := range []bool{false, true} {
-			_, err, _ := openWALTest(fsys, accept)
+			_, _, err := openWALTest(fsys, accept)
 			require.ErrorIs(t, err, ErrWALIncomplete, "accept=%v", accept)
 			require.Contains(t, err.Error(), walDir)
 			require.Contains(t, err.Error(), segmentSpan(gone, gone)+" missing between segments")
@@ -298,7 +298,7 @@ func TestWALMissingSegments(t *testing.T) {
 		walTestDB(t, fsys, 600, false) // 2.5 h: not compactable yet
 		before, cp := walState(t, fsys, walDir)
 		require.Equal(t, -1, cp)
-		db, err, _ := openWALTest(fsys, false)
+		db, _, err := openWALTest(fsys, false)
 		require.NoError(t, err)
 		boom := errors.New("boom")
 		fsys.SetHook(func(op vfs.Op, name string) error {
@@ -333,7 +333,7 @@ func TestWALMissingSegments(t *testing.T) {
 		require.Less(t, segs[0], cp)
 
 		requireWALChecks(t, fsys, "")
-		db, err, log := openWALTest(fsys, false)
+		db, log, err := openWALTest(fsys, false)
 		require.NoError(t, err)
 		defer db.Close()
 		require.NotContains(t, log, "missing")
