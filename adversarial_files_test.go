@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 	"github.com/isotsdb/tsdb/wlog"
 )
@@ -389,25 +393,141 @@ func TestAdversarialDataDirFiles(t *testing.T) {
 	}
 }
 
-// TestAdversarialDefectCorruptBlockWedgesCompaction: a block whose chunks
-// are damaged in a way Open cannot see (checksums are checked on read)
-// makes every block compaction that includes it fail, forever; and since
-// Compact returns before applying retention, retention stops too, even
-// when retention would delete that very block. DEFECT, left for the lead:
-// see the report.
-func TestAdversarialDefectCorruptBlockWedgesCompaction(t *testing.T) {
+// TestAdversarialCorruptBlockSkippedByCompaction: a block whose chunks are
+// damaged in a way Open cannot see (checksums are checked on read) used to
+// make every block compaction that included it fail, forever, and, since
+// Compact returned before applying retention, stopped retention too. Now
+// the Compact that finds the damage marks the block failed (persisted in
+// its meta.json), compacts the other blocks without it and applies
+// retention; later Compacts succeed; the block is still queried (queries
+// outside the damage work, the error of one that hits it names the block)
+// and reported by the checker; retention deletes it when it ages out.
+func TestAdversarialCorruptBlockSkippedByCompaction(t *testing.T) {
 	base := advBaseDB(t)
 	fsys := base.fs.Crash()
-	flipByte(t, fsys, filepath.Join("data", base.blocks[0].ULID.String(), "chunks", "000001"), 0.5)
+	bad := base.blocks[0]
+	badDir := filepath.Join("data", bad.ULID.String())
+	flipByte(t, fsys, filepath.Join(badDir, "chunks", "000001"), 0.5)
+	open := func(retention time.Duration) (*DB, *lockedBuffer) {
+		t.Helper()
+		o := DefaultOptions()
+		o.FS, o.RetentionDuration, o.MaxBlockDuration = fsys, retention, 18*time.Hour
+		var logs lockedBuffer
+		db, err := Open("data", slogTo(&logs), nil, o)
+		require.NoError(t, err)
+		return db, &logs
+	}
+	db, logs := open(15 * 24 * time.Hour)
+
+	// The head cuts a third block; merging the three reads the damage.
+	err := db.Compact(ctx)
+	require.ErrorIs(t, err, ErrCorruptBlock)
+	require.ErrorIs(t, err, chunks.ErrCorrupt)
+	require.Contains(t, err.Error(), badDir, "the error names the block")
+	require.Contains(t, logs.String(), bad.ULID.String(), "the log names the block")
+	metas := db.Blocks()
+	require.Len(t, metas, 2)
+	require.Equal(t, bad.ULID, metas[0].ULID)
+	require.True(t, metas[0].Compaction.Failed, "the damaged block is marked failed")
+	merged := metas[1]
+	require.False(t, merged.Compaction.Failed)
+	require.Equal(t, 2, merged.Compaction.Level, "the other blocks compacted without the damaged one")
+	require.Equal(t, base.blocks[1].ULID, merged.Compaction.Parents[0].ULID)
+	require.Equal(t, bad.MaxTime, merged.MinTime, "the new block does not span the damaged one")
+	require.NoError(t, db.Compact(ctx), "compaction is no longer wedged")
+
+	// Queries outside the damage return everything; one over it fails
+	// naming the block.
+	got, err := queryFrom(db, bad.MaxTime)
+	require.NoError(t, err)
+	requireSameSamples(t, withoutRange(base.want, math.MinInt64, bad.MaxTime), got)
+	_, err = fullQuery(db)
+	require.ErrorIs(t, err, ErrCorruptBlock)
+	require.Contains(t, err.Error(), badDir)
+	require.NoError(t, db.Close())
+
+	// The checker still reports the damage.
+	rep, err := check.Dir(fsys, "data")
+	require.NoError(t, err)
+	require.Error(t, rep.Err())
+	require.Contains(t, rep.Err().Error(), filepath.Join(badDir, "chunks", "000001"))
+
+	// The mark survives a restart: nothing to compact, no error.
+	db, _ = open(15 * 24 * time.Hour)
+	require.True(t, db.Blocks()[0].Compaction.Failed, "the mark is in meta.json")
+	require.NoError(t, db.Compact(ctx))
+	require.Len(t, db.Blocks(), 2)
+	require.NoError(t, db.Close())
+
+	// Once it ages out, retention deletes it and keeps the rest.
+	newest := merged.MaxTime + time.Hour.Milliseconds() // the head reaches past the merged block
+	db, _ = open(time.Duration(newest-bad.MaxTime-1) * time.Millisecond)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Greater(t, db.head.MaxTime(), newest-time.Hour.Milliseconds())
+	require.NoError(t, db.Compact(ctx))
+	metas = db.Blocks()
+	require.Len(t, metas, 1)
+	require.Equal(t, merged.ULID, metas[0].ULID)
+	_, err = fsys.Stat(badDir)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	got, err = fullQuery(db)
+	require.NoError(t, err)
+	requireSameSamples(t, withoutRange(base.want, math.MinInt64, bad.MaxTime), got)
+}
+
+// TestAdversarialRetentionAfterFailedCompaction: a block compaction that
+// fails (here: no space for the new block) no longer stops retention, which
+// deletes the blocks it is due to delete and may free the space.
+func TestAdversarialRetentionAfterFailedCompaction(t *testing.T) {
+	base := advBaseDB(t)
+	fsys := base.fs.Crash()
 	db, err := openAdv(fsys, func(o *Options) { o.RetentionDuration, o.MaxBlockDuration = time.Hour, 18*time.Hour })
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
-	err = db.Compact(ctx) // cuts a third block; merging the three reads the damage
-	t.Logf("first Compact: %v", err)
+	// The first block written is the head's; the compaction of the blocks
+	// after it fails.
+	var created atomic.Int32
+	fsys.SetHook(func(op vfs.Op, path string) error {
+		if op == vfs.OpMkdir && strings.HasSuffix(path, "-for-creation") && created.Add(1) > 1 {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
 	err = db.Compact(ctx)
-	require.NoError(t, err, "compaction stays wedged on a corrupt block")
+	fsys.SetHook(nil)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.EqualValues(t, 2, created.Load(), "the head compaction succeeded, the block compaction failed")
 	newest := db.head.MaxTime()
 	for _, m := range db.Blocks() {
 		require.Greater(t, m.MaxTime, newest-time.Hour.Milliseconds(), "block %s outlived retention", m.ULID)
+		require.False(t, m.Compaction.Failed, "an I/O error marks no block failed")
 	}
+}
+
+// queryFrom returns what a query over [mint, MaxInt64] returns, and the
+// first error of the series set or an iterator.
+func queryFrom(db *DB, mint int64) (map[string][]sample, error) {
+	q, err := db.Querier(mint, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	out := map[string][]sample{}
+	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+	for ss.Next() {
+		s := ss.At()
+		it := s.Iterator(nil)
+		var got []sample
+		for it.Next() {
+			ts, v := it.At()
+			got = append(got, sample{ts, v})
+		}
+		if err := it.Err(); err != nil {
+			return out, err
+		}
+		if len(got) > 0 {
+			out[s.Labels().String()] = got
+		}
+	}
+	return out, ss.Err()
 }

@@ -33,7 +33,9 @@ const (
 )
 
 // ErrCorruptBlock is wrapped by the errors of blocks that fail to open or
-// verify; the error names the block directory.
+// verify, and by the errors of reading an open block's data (a query, a
+// compaction) that find the data damaged; the error names the block
+// directory.
 var ErrCorruptBlock = errors.New("tsdb: corrupt block")
 
 // BlockMeta is a block's meta.json: Prometheus's format, version 1.
@@ -66,7 +68,10 @@ type BlockCompaction struct {
 	Parents []BlockDesc `json:"parents,omitempty"`
 	// Deletable marks a block with nothing left in it.
 	Deletable bool `json:"deletable,omitempty"`
-	// Failed marks a block whose compaction failed.
+	// Failed marks a block whose data was found damaged when a
+	// compaction read it: the planner leaves it out of every later
+	// compaction (it is still queried, and retention deletes it in
+	// time). Set by markCompactionFailed.
 	Failed bool `json:"failed,omitempty"`
 }
 
@@ -163,8 +168,10 @@ func replaceFile(fsys vfs.FS, path string, data []byte) error {
 type Block struct {
 	dir string
 	// meta is fixed at open except Stats.NumTombstones, which
-	// setTombstones updates holding both mu and the DB's lock: read that
-	// field under either (DB.Blocks holds the DB's, Meta holds mu).
+	// setTombstones updates, and Compaction.Failed, which
+	// markCompactionFailed sets; both hold mu and the DB's lock (and the
+	// DB's cmtx): read those fields under either lock (DB.Blocks holds
+	// the DB's, Meta holds mu) or under cmtx.
 	meta   BlockMeta
 	fs     vfs.FS
 	index  *index.Reader
@@ -359,6 +366,50 @@ func (b *Block) closeFiles() error {
 	return errors.Join(errs...)
 }
 
+// blockReadError is an error of reading the data of an open block (its
+// index, chunks or tombstones). It names the block for compaction, which
+// must know which block of a group is damaged (see compactBlocks); its
+// message is err's, which names the block too.
+type blockReadError struct {
+	block ulid.ULID
+	err   error
+}
+
+func (e *blockReadError) Error() string { return e.err.Error() }
+
+// Unwrap returns err and, if err reports damaged data, ErrCorruptBlock.
+func (e *blockReadError) Unwrap() []error {
+	if isCorruption(e.err) {
+		return []error{ErrCorruptBlock, e.err}
+	}
+	return []error{e.err}
+}
+
+// readError wraps err, an error of reading b's data, in a *blockReadError.
+func (b *Block) readError(err error) error {
+	return &blockReadError{block: b.meta.ULID, err: err}
+}
+
+// isCorruption reports whether err, from reading a block's files, says
+// that their bytes are damaged: a checksum mismatch, undecodable data, a
+// reference that points nowhere. I/O errors, closed readers and ended
+// contexts are not damage.
+func isCorruption(err error) bool {
+	return errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunks.ErrInvalidRef) ||
+		errors.Is(err, index.ErrCorrupt) || errors.Is(err, index.ErrNotFound) ||
+		errors.Is(err, tombstones.ErrCorrupt)
+}
+
+// corruptBlockOf returns the block whose damaged data err reports, if err
+// is such an error of a block read through readError.
+func corruptBlockOf(err error) (ulid.ULID, bool) {
+	var re *blockReadError
+	if !errors.As(err, &re) || !isCorruption(re.err) {
+		return ulid.ULID{}, false
+	}
+	return re.block, true
+}
+
 // overlaps reports whether the block has data in [mint, maxt] (inclusive).
 func (b *Block) overlaps(mint, maxt int64) bool {
 	return b.meta.MinTime <= maxt && mint < b.meta.MaxTime
@@ -392,7 +443,7 @@ func (b *Block) selectSeries(ctx context.Context, tombs tombstones.Reader, mint,
 func (b *Block) selectLeased(ctx context.Context, lease *blockLease, tombs tombstones.Reader, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
 	p, err := index.PostingsForMatchers(b.index, ms...)
 	if err != nil {
-		return errSeriesSet{fmt.Errorf("tsdb: select block %s: %w", b.meta.ULID, err)}
+		return errSeriesSet{b.readError(fmt.Errorf("tsdb: select block %s: %w", b.meta.ULID, err))}
 	}
 	// Postings are in series-reference order, which for an index file is
 	// label order: no sorting needed.
@@ -415,7 +466,7 @@ func (s *blockSeriesSet) next() bool {
 		}
 		ref := s.p.At()
 		if err := s.b.index.Series(ref, &s.builder, &s.metas); err != nil {
-			s.err = fmt.Errorf("tsdb: block %s: series %d: %w", s.b.dir, ref, err)
+			s.err = s.b.readError(fmt.Errorf("tsdb: block %s: series %d: %w", s.b.dir, ref, err))
 			return false
 		}
 		var chks []chunkRef
@@ -430,7 +481,7 @@ func (s *blockSeriesSet) next() bool {
 				continue
 			}
 			if err != nil {
-				s.err = fmt.Errorf("tsdb: block %s: series %s: %w", s.b.dir, s.builder.Labels(), err)
+				s.err = s.b.readError(fmt.Errorf("tsdb: block %s: series %s: %w", s.b.dir, s.builder.Labels(), err))
 				return false
 			}
 			chks = append(chks, chunkRef{c: c, minTime: m.MinTime, maxTime: m.MaxTime})
@@ -440,7 +491,7 @@ func (s *blockSeriesSet) next() bool {
 		}
 		itvs, err := s.tombs.Get(ref)
 		if err != nil {
-			s.err = fmt.Errorf("tsdb: block %s: tombstones: %w", s.b.dir, err)
+			s.err = s.b.readError(fmt.Errorf("tsdb: block %s: tombstones: %w", s.b.dir, err))
 			return false
 		}
 		if coversAll(itvs, chks[0].minTime, chks[len(chks)-1].maxTime) {
@@ -451,7 +502,7 @@ func (s *blockSeriesSet) next() bool {
 	}
 	if s.err == nil {
 		if err := s.p.Err(); err != nil {
-			s.err = fmt.Errorf("tsdb: block %s: postings: %w", s.b.dir, err)
+			s.err = s.b.readError(fmt.Errorf("tsdb: block %s: postings: %w", s.b.dir, err))
 		}
 	}
 	return false
@@ -545,7 +596,7 @@ func (it *blockIterator) next() bool {
 		}
 		if it.ci >= 0 {
 			if err := it.it.Err(); err != nil {
-				it.err = fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err)
+				it.err = it.s.b.readError(fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err))
 				it.done = true
 				return false
 			}

@@ -241,7 +241,14 @@ func (h *Head) compactable() bool {
 
 // Compact writes every head range that is due into a block, truncates the
 // head, compacts blocks into larger ranges and applies retention. It is
-// safe to call at any time; compactions are serialized. The DB also
+// safe to call at any time; compactions are serialized.
+//
+// A block whose data turns out damaged when a compaction reads it is
+// marked failed (BlockMeta.Compaction.Failed, also in its meta.json) and
+// left out of every later compaction; the Compact that finds it returns
+// the error (wrapping ErrCorruptBlock and naming the block) after it has
+// compacted the other blocks and applied retention. The block stays
+// queryable and retention deletes it in time. The DB also
 // compacts in the background, so calling it is optional.
 //
 // Before truncating the head, Compact waits until every Querier created
@@ -276,11 +283,15 @@ func (db *DB) Compact(ctx context.Context) error {
 			return fmt.Errorf("tsdb: compact head: %w", err)
 		}
 	}
-	if err := db.compactBlocks(ctx); err != nil {
+	// Retention runs even if block compaction fails: a failure must not
+	// keep the blocks that retention deletes (it may delete the very block
+	// that made compaction fail).
+	err := db.compactBlocks(ctx)
+	if err != nil {
 		db.metrics.compactionsFailed.Inc()
-		return fmt.Errorf("tsdb: compact blocks: %w", err)
+		err = fmt.Errorf("tsdb: compact blocks: %w", err)
 	}
-	return db.applyRetention()
+	return errors.Join(err, db.applyRetention())
 }
 
 // compactHead moves the head's oldest block range into a block. The caller
@@ -398,20 +409,66 @@ func (db *DB) truncateHead(mint int64) error {
 
 // compactBlocks merges blocks into larger ranges while a plan exists. The
 // caller holds cmtx.
+//
+// A group that fails because one of its blocks has damaged data does not
+// stop it: that block is marked failed (which takes it out of every later
+// plan), the error is kept, and planning goes on with the other blocks.
+// Each such failure marks one more block, so the loop ends. Any other
+// error ends it at once.
 func (db *DB) compactBlocks(ctx context.Context) error {
 	ranges := blockRanges(db.head.chunkRange, db.opts.MaxBlockDuration.Milliseconds())
+	var errs []error
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return errors.Join(append(errs, err)...)
 		}
 		group := planCompaction(db.Blocks(), ranges)
 		if group == nil {
-			return nil
+			return errors.Join(errs...)
 		}
-		if err := db.compactGroup(ctx, group); err != nil {
-			return err
+		err := db.compactGroup(ctx, group)
+		if err == nil {
+			continue
+		}
+		id, ok := corruptBlockOf(err)
+		if !ok || !slices.ContainsFunc(group, func(m BlockMeta) bool { return m.ULID == id }) {
+			return errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, err)
+		if err := db.markCompactionFailed(id, err); err != nil {
+			errs = append(errs, err)
 		}
 	}
+}
+
+// markCompactionFailed marks block id failed (BlockMeta.Compaction.Failed)
+// because reading it for a compaction failed with cause: in memory, so
+// that planCompaction leaves it out from now on, and in its meta.json, so
+// that it stays out after a restart. The mark holds in memory even if
+// meta.json cannot be written (then the error says so). The caller holds
+// cmtx.
+func (db *DB) markCompactionFailed(id ulid.ULID, cause error) error {
+	blocks := db.acquireBlocks(func(b *Block) bool { return b.meta.ULID == id })
+	defer releaseBlocks(blocks)
+	if len(blocks) == 0 {
+		return nil // deleted meanwhile: nothing to mark
+	}
+	b := blocks[0]
+	db.mu.Lock()
+	b.mu.Lock()
+	b.meta.Compaction.Failed = true
+	m := b.meta.clone()
+	b.mu.Unlock()
+	db.mu.Unlock()
+	db.logger.Error("tsdb: block has damaged data; compaction leaves it out from now on, queries still read it and retention deletes it in time",
+		"block", id, "dir", b.dir, "err", cause)
+	if err := writeMeta(db.fs, b.dir, &m); err != nil {
+		return fmt.Errorf("tsdb: mark block %s failed: %w", b.dir, err)
+	}
+	if err := db.fs.SyncDir(b.dir); err != nil {
+		return fmt.Errorf("tsdb: mark block %s failed: %w", b.dir, err)
+	}
+	return nil
 }
 
 // planCompaction returns the next group of blocks to compact, nil if none.
@@ -419,18 +476,24 @@ func (db *DB) compactBlocks(ctx context.Context) error {
 // range above the smallest, blocks are grouped by the aligned range that
 // holds them; a group of two or more whose range is complete (the newest
 // block ends at or after the range's end) is compacted.
+//
+// Failed blocks (Compaction.Failed) are never in a plan. The other blocks
+// of their range still compact, each run of them between failed blocks
+// on its own, so that no new block spans a failed one.
 func planCompaction(metas []BlockMeta, ranges []int64) []BlockMeta {
 	if len(metas) < 2 {
 		return nil
 	}
 	slices.SortFunc(metas, func(a, b BlockMeta) int { return cmp.Compare(a.MinTime, b.MinTime) })
+	failed := func(m BlockMeta) bool { return m.Compaction.Failed }
 	// Overlaps.
-	for i := 0; i < len(metas)-1; i++ {
-		group := []BlockMeta{metas[i]}
-		maxt := metas[i].MaxTime
-		for j := i + 1; j < len(metas) && metas[j].MinTime < maxt; j++ {
-			group = append(group, metas[j])
-			maxt = max(maxt, metas[j].MaxTime)
+	good := slices.DeleteFunc(slices.Clone(metas), failed)
+	for i := 0; i < len(good)-1; i++ {
+		group := []BlockMeta{good[i]}
+		maxt := good[i].MaxTime
+		for j := i + 1; j < len(good) && good[j].MinTime < maxt; j++ {
+			group = append(group, good[j])
+			maxt = max(maxt, good[j].MaxTime)
 		}
 		if len(group) > 1 {
 			return group
@@ -449,8 +512,18 @@ func planCompaction(metas []BlockMeta, ranges []int64) []BlockMeta {
 				i++
 				continue
 			}
-			if j-i > 1 && newest >= end {
-				return metas[i:j]
+			if newest >= end {
+				// The first run of two or more blocks without a failed one.
+				for k := i; k < j; {
+					l := k
+					for l < j && !failed(metas[l]) {
+						l++
+					}
+					if l-k > 1 {
+						return metas[k:l]
+					}
+					k = l + 1
+				}
 			}
 			i = j
 		}

@@ -46,6 +46,11 @@ func TestPlanCompaction(t *testing.T) {
 	blk := func(mint, maxt int64) BlockMeta {
 		return BlockMeta{ULID: newULID(), MinTime: mint * h, MaxTime: maxt * h}
 	}
+	bad := func(mint, maxt int64) BlockMeta {
+		m := blk(mint, maxt)
+		m.Compaction.Failed = true
+		return m
+	}
 	for _, tc := range []struct {
 		name   string
 		blocks []BlockMeta
@@ -58,6 +63,15 @@ func TestPlanCompaction(t *testing.T) {
 		{"later data completes the range", []BlockMeta{blk(0, 2), blk(2, 4), blk(6, 8)}, []int{0, 1}},
 		{"overlap first", []BlockMeta{blk(0, 2), blk(1, 3), blk(6, 8)}, []int{0, 1}},
 		{"18h of 6h blocks", []BlockMeta{blk(0, 6), blk(6, 12), blk(12, 18), blk(18, 20)}, []int{0, 1, 2}},
+		// Failed blocks are left out; the others of their range compact
+		// in runs that do not span a failed block.
+		{"failed first", []BlockMeta{bad(0, 2), blk(2, 4), blk(4, 6)}, []int{1, 2}},
+		{"failed last", []BlockMeta{blk(0, 2), blk(2, 4), bad(4, 6)}, []int{0, 1}},
+		{"failed in the middle", []BlockMeta{blk(0, 2), bad(2, 4), blk(4, 6), blk(6, 8)}, nil},
+		{"failed in the middle, runs of two", []BlockMeta{blk(0, 6), bad(6, 8), blk(8, 10), blk(10, 12), blk(12, 18), blk(18, 20)}, []int{2, 3}},
+		{"only failed", []BlockMeta{bad(0, 2), bad(2, 4), bad(4, 6)}, nil},
+		{"failed overlapping", []BlockMeta{blk(0, 2), bad(1, 3), blk(6, 8)}, nil},
+		{"overlap among the others", []BlockMeta{blk(0, 2), bad(0, 3), blk(1, 3), blk(6, 8)}, []int{0, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := planCompaction(append([]BlockMeta(nil), tc.blocks...), ranges)
