@@ -297,7 +297,7 @@ func TestAdversarialWALFiles(t *testing.T) {
 				// Refusing to open is acceptable only with a clear error for a
 				// damage that cannot be repaired without losing data silently.
 				t.Logf("Open refused: %v", err)
-				require.True(t, errors.Is(err, wlog.ErrCorrupt) || errors.Is(err, wlog.ErrNotSequential) || errors.Is(err, syscall.ENOTDIR),
+				require.True(t, errors.Is(err, wlog.ErrCorrupt) || errors.Is(err, wlog.ErrNotSequential) || errors.Is(err, ErrWALIncomplete) || errors.Is(err, syscall.ENOTDIR),
 					"Open's refusal carries no typed error: %v", err)
 				return
 			}

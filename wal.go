@@ -135,7 +135,7 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	}
 	dir := filepath.Join(db.dir, "wal")
 	if err := checkWALComplete(db.fs, db.logger, dir, o.AcceptIncompleteWAL, false); err != nil {
-		return err
+		return fmt.Errorf("open WAL: %w", err)
 	}
 	w, err := wlog.Open(db.logger, reg, db.fs, dir, wo)
 	if err != nil {
