@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/oklog/ulid/v2"
 
@@ -32,11 +34,75 @@ const (
 	tmpPrefix = ".tmp-"
 )
 
-// ErrCorruptBlock is wrapped by the errors of blocks that fail to open or
-// verify, and by the errors of reading an open block's data (a query, a
-// compaction) that find the data damaged; the error names the block
-// directory.
+// ErrCorruptBlock is wrapped by the errors of blocks whose contents are
+// damaged (a file missing or of the wrong kind, unparsable meta.json, bad
+// magic, checksum or format) so that they fail to open or verify, and by
+// the errors of reading an open block's data (a query, a compaction) that
+// find the data damaged; the error names the block directory. Open skips
+// such a block. A block that cannot be opened because the filesystem
+// failed (an I/O error reading or mapping one of its files) is not
+// corrupt: that error does not wrap ErrCorruptBlock, and Open fails with
+// it.
 var ErrCorruptBlock = errors.New("tsdb: corrupt block")
+
+// corruptBlockError is the error of a block whose contents are damaged. It
+// wraps ErrCorruptBlock and the cause.
+type corruptBlockError struct {
+	dir  string
+	meta *BlockMeta // the block's meta.json if it could be read, else nil
+	err  error
+}
+
+func (e *corruptBlockError) Error() string {
+	return fmt.Sprintf("%v %s: %v", ErrCorruptBlock, e.dir, e.err)
+}
+
+func (e *corruptBlockError) Unwrap() []error { return []error{ErrCorruptBlock, e.err} }
+
+// blockOpenError classifies err, the failure to open or read the block in
+// dir (meta is its meta.json if read already): damage to the block's
+// contents gives a *corruptBlockError; a failure of the filesystem itself
+// gives an error naming the block and wrapping err, not ErrCorruptBlock,
+// so that no caller mistakes a transient fault for a bad block.
+func blockOpenError(dir string, meta *BlockMeta, err error) error {
+	if isIOFailure(err) {
+		return fmt.Errorf("tsdb: open block %s: %w", dir, err)
+	}
+	return &corruptBlockError{dir: dir, meta: meta, err: err}
+}
+
+// isIOFailure reports whether err says that the filesystem failed rather
+// than that a file holds or lacks the wrong thing: somewhere in its tree it
+// has an *fs.PathError, *os.LinkError, *os.SyscallError or bare errno
+// whose cause is not a missing file (fs.ErrNotExist), a path through a
+// non-directory (ENOTDIR) or a directory where a file should be (EISDIR).
+// Decoding errors (bad JSON, magic, checksum, format) carry no such error.
+func isIOFailure(err error) bool {
+	switch e := err.(type) {
+	case nil:
+		return false
+	case *fs.PathError:
+		return !isContentErrno(e.Err)
+	case *os.LinkError:
+		return !isContentErrno(e.Err)
+	case *os.SyscallError:
+		return !isContentErrno(e.Err)
+	case syscall.Errno:
+		return !isContentErrno(e)
+	case interface{ Unwrap() []error }:
+		return slices.ContainsFunc(e.Unwrap(), isIOFailure)
+	case interface{ Unwrap() error }:
+		return isIOFailure(e.Unwrap())
+	}
+	return false
+}
+
+// isContentErrno reports whether err, the cause of a filesystem error, says
+// something about the block's files (missing, or a file where a directory
+// should be or the reverse) rather than about the filesystem.
+func isContentErrno(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR)
+}
 
 // BlockMeta is a block's meta.json: Prometheus's format, version 1.
 type BlockMeta struct {
@@ -121,6 +187,9 @@ func readMeta(fsys vfs.FS, dir string) (BlockMeta, error) {
 	if err != nil {
 		return BlockMeta{}, err
 	}
+	if st.IsDir() {
+		return BlockMeta{}, fmt.Errorf("%s is a directory", metaFilename)
+	}
 	if st.Size() > maxMetaSize {
 		return BlockMeta{}, fmt.Errorf("meta.json of %d bytes is too large", st.Size())
 	}
@@ -186,16 +255,18 @@ type Block struct {
 	closed  bool
 }
 
-// openBlock opens the block in dir. A block that cannot be opened gives an
-// error wrapping ErrCorruptBlock and naming dir.
+// openBlock opens the block in dir. A block whose contents are damaged
+// gives an error wrapping ErrCorruptBlock and naming dir; an I/O error
+// gives an error naming dir and wrapping the cause, but not
+// ErrCorruptBlock (see blockOpenError).
 func openBlock(fsys vfs.FS, dir string) (*Block, error) {
 	meta, err := readMeta(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err)
+		return nil, blockOpenError(dir, nil, err)
 	}
 	b := &Block{dir: dir, meta: meta, fs: fsys}
 	if err := b.openFiles(); err != nil {
-		return nil, errors.Join(fmt.Errorf("%w %s: %w", ErrCorruptBlock, dir, err), b.closeFiles())
+		return nil, blockOpenError(dir, &meta, errors.Join(err, b.closeFiles()))
 	}
 	return b, nil
 }

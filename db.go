@@ -46,6 +46,9 @@ type DB struct {
 	// pendingTrunc is the head truncation that a cancelled compaction left
 	// to do, nil if none. Protected by cmtx.
 	pendingTrunc *pendingTruncation
+	// skipped are the blocks Open skipped as corrupt (see loadBlocks); set
+	// by Open, read-only after.
+	skipped []skippedBlock
 
 	mu     sync.RWMutex // protects the fields below
 	blocks []*Block     // sorted by MinTime
@@ -65,8 +68,10 @@ type DB struct {
 // Open opens the database in dir, creating the directory if needed. logger
 // may be nil (discard); reg may be nil (no metrics); opts may be nil
 // (DefaultOptions). It loads the blocks (a corrupt block is reported and
-// skipped), replays the WAL into the head and starts background
-// compaction.
+// skipped; an I/O error opening a block fails Open with an error naming
+// the block and wrapping the cause, so that a transient fault never passes
+// for damage), replays the WAL into the head, completes a Delete a crash
+// interrupted and starts background compaction.
 func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if logger == nil {
@@ -149,9 +154,19 @@ func (db *DB) releaseLock() error {
 }
 
 // loadBlocks opens the blocks in the data dir and removes leftovers of
-// interrupted writes. A block that fails to open is logged (naming its
-// directory), counted and skipped: the rest of the DB keeps serving.
-func (db *DB) loadBlocks() error {
+// interrupted writes. A block whose contents are damaged (ErrCorruptBlock)
+// is logged (naming its directory), counted, remembered in db.skipped and
+// skipped: the rest of the DB keeps serving. Any other failure to open a
+// block (an I/O error: see blockOpenError) fails loadBlocks, so that Open
+// decides nothing (resuming a Delete, removing replaced blocks, cutting
+// the head after the last block) on a partial view of a transient fault.
+// On failure the blocks opened so far are closed again.
+func (db *DB) loadBlocks() (err error) {
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, db.closeBlocks())
+		}
+	}()
 	ents, err := db.fs.ReadDir(db.dir)
 	if err != nil {
 		return fmt.Errorf("tsdb: read data dir: %w", err)
@@ -169,11 +184,16 @@ func (db *DB) loadBlocks() error {
 		if _, ok := isBlockDir(e); !ok {
 			continue
 		}
-		b, err := openBlock(db.fs, filepath.Join(db.dir, e.Name()))
-		if err != nil {
+		dir := filepath.Join(db.dir, e.Name())
+		b, err := openBlock(db.fs, dir)
+		if cerr := (*corruptBlockError)(nil); errors.As(err, &cerr) {
 			db.metrics.corruptBlocks.Inc()
-			db.logger.Error("tsdb: skipping block that cannot be opened", "dir", filepath.Join(db.dir, e.Name()), "err", err)
+			db.logger.Error("tsdb: skipping block that cannot be opened", "dir", dir, "err", err)
+			db.skipped = append(db.skipped, skippedBlock{dir: dir, meta: cerr.meta})
 			continue
+		}
+		if err != nil {
+			return err
 		}
 		db.blocks = append(db.blocks, b)
 	}
@@ -182,6 +202,19 @@ func (db *DB) loadBlocks() error {
 		return nil
 	}
 	return db.removeReplacedBlocks()
+}
+
+// skippedBlock is a block directory that Open skipped because its contents
+// are damaged. The DB never reads it; it stays on disk for inspection.
+type skippedBlock struct {
+	dir  string
+	meta *BlockMeta // nil if its meta.json could not be read
+}
+
+// mayHold reports whether the block may hold samples in [mint, maxt]
+// (inclusive): its range overlaps, or is unknown.
+func (s skippedBlock) mayHold(mint, maxt int64) bool {
+	return s.meta == nil || (s.meta.MinTime <= maxt && mint < s.meta.MaxTime)
 }
 
 // removeReplacedBlocks deletes blocks that another block lists as its

@@ -1,10 +1,12 @@
 package tsdb
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"path/filepath"
@@ -26,7 +28,21 @@ import (
 // A Delete touches several files, so it first writes its request to a
 // small intent file in the data directory; Open applies a leftover intent
 // again (deleting twice is the same as once). A crash therefore leaves the
-// DB with the delete done entirely or not at all.
+// DB with the delete done entirely or not at all. Open resumes the delete
+// only once it has loaded every block that can be read: an I/O error
+// opening a block, or reading the intent, fails Open and keeps the intent
+// for the next Open.
+//
+// Blocks that Open skipped as corrupt (ErrCorruptBlock) do not get the
+// tombstones, whether the Delete is a new one or resumed: their index
+// cannot be read, and the DB never serves them, so deleted samples cannot
+// come back through them. Open still completes a resumed delete on the
+// rest and removes the intent rather than keeping it: kept, it would be
+// applied to the head again at every Open, deleting samples appended after
+// it, and the next Delete replaces the file anyway. It is not half applied
+// silently: every Delete logs, at error level, each skipped block that may
+// hold data in its range (unknown range, or overlapping), so an operator
+// who repairs such a block knows to repeat the delete.
 //
 // A Querier sees the deletions made before it was created: it keeps the
 // tombstones it started with, like the rest of its snapshot.
@@ -173,18 +189,29 @@ func (db *DB) removeIntent() error {
 	return db.fs.SyncDir(db.dir)
 }
 
-// resumeDelete applies a Delete that a crash interrupted. Called by Open.
+// resumeDelete applies a Delete that a crash interrupted. Called by Open,
+// after loadBlocks, which fails on an I/O error: the delete is applied to
+// every block but those skipped as corrupt (see the top of this file). An
+// error keeps the intent for the next Open.
 func (db *DB) resumeDelete(ctx context.Context) error {
 	f, err := db.fs.Open(filepath.Join(db.dir, deleteIntentFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("tsdb: resume delete: %w", err)
+	}
+	// An I/O error reading it is no unreadable intent: Open fails and
+	// keeps it. (A directory in its place is: see isIOFailure.)
+	b, err := io.ReadAll(f)
+	_ = f.Close()
+	if isIOFailure(err) {
+		return fmt.Errorf("tsdb: resume delete: read intent: %w", err)
 	}
 	var in deleteIntent
-	err = json.NewDecoder(f).Decode(&in)
-	_ = f.Close()
+	if err == nil {
+		err = json.NewDecoder(bytes.NewReader(b)).Decode(&in)
+	}
 	if err != nil {
 		// Never completely written, hence never acted upon.
 		db.logger.Warn("tsdb: dropping unreadable delete intent", "err", err)
@@ -300,6 +327,12 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 	}
 	h.addTombstones(add)
 	db.mu.Unlock()
+	for _, s := range db.skipped {
+		if s.mayHold(mint, maxt) {
+			db.logger.Error("tsdb: delete not applied to a block skipped as corrupt; repeat it if the block is repaired",
+				"dir", s.dir, "mint", mint, "maxt", maxt, "matchers", fmt.Sprint(ms))
+		}
+	}
 	return nil
 }
 
