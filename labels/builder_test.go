@@ -3,6 +3,8 @@ package labels
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestBuilder(t *testing.T) {
@@ -41,20 +43,20 @@ func TestBuilder(t *testing.T) {
 			b := NewBuilder(base)
 			c.ops(b)
 			for name, want := range c.gets {
-				must.Equal(t, want, b.Get(name), "Get(%q)", name)
+				require.Equal(t, want, b.Get(name), "Get(%q)", name)
 			}
 			got := b.Labels()
-			must.True(t, Equal(c.want, got), "got %s want %s", got, c.want)
+			require.True(t, Equal(c.want, got), "got %s want %s", got, c.want)
 			// Get agrees with the result for every name involved.
-			got.Range(func(l Label) { must.Equal(t, l.Value, b.Get(l.Name)) })
+			got.Range(func(l Label) { require.Equal(t, l.Value, b.Get(l.Name)) })
 			if c.isNop {
-				must.True(t, unsafe.StringData(got.data) == unsafe.StringData(base.data), "no-op Labels must return the base")
+				require.True(t, unsafe.StringData(got.data) == unsafe.StringData(base.data), "no-op Labels must return the base")
 			}
 			// The builder stays usable and Labels is repeatable.
-			must.True(t, Equal(got, b.Labels()))
+			require.True(t, Equal(got, b.Labels()))
 			// Reset drops all changes.
 			b.Reset(base)
-			must.True(t, Equal(base, b.Labels()))
+			require.True(t, Equal(base, b.Labels()))
 		})
 	}
 }
@@ -62,7 +64,7 @@ func TestBuilder(t *testing.T) {
 func TestBuilderKeepsBaseDuplicates(t *testing.T) {
 	base := New(Label{"a", "1"}, Label{"d", "1"}, Label{"d", "2"}, Label{"e", "1"}, Label{"e", "2"})
 	got := NewBuilder(base).Set("b", "x").Set("e", "new").Labels()
-	must.Equal(t, []Label{{"a", "1"}, {"b", "x"}, {"d", "1"}, {"d", "2"}, {"e", "new"}}, collect(got))
+	require.Equal(t, []Label{{"a", "1"}, {"b", "x"}, {"d", "1"}, {"d", "2"}, {"e", "new"}}, collect(got))
 }
 
 func TestScratchBuilder(t *testing.T) {
@@ -85,8 +87,8 @@ func TestScratchBuilder(t *testing.T) {
 				b.Add(l.Name, l.Value)
 			}
 			got := b.Labels()
-			must.Equal(t, c.want, collect(got))
-			must.True(t, Equal(New(c.add...), got))
+			require.Equal(t, c.want, collect(got))
+			require.True(t, Equal(New(c.add...), got))
 		})
 	}
 	// Sort sorts the pending labels.
@@ -94,11 +96,11 @@ func TestScratchBuilder(t *testing.T) {
 	b.Add("z", "1")
 	b.Add("a", "2")
 	b.Sort()
-	must.Equal(t, []Label{{"a", "2"}, {"z", "1"}}, b.add)
+	require.Equal(t, []Label{{"a", "2"}, {"z", "1"}}, b.add)
 	// A negative capacity hint is tolerated.
 	nb := NewScratchBuilder(-1)
 	nb.Add("a", "b")
-	must.Equal(t, "{a=\"b\"}", nb.Labels().String())
+	require.Equal(t, "{a=\"b\"}", nb.Labels().String())
 }
 
 func TestScratchBuilderDoesNotAlias(t *testing.T) {
@@ -111,5 +113,5 @@ func TestScratchBuilderDoesNotAlias(t *testing.T) {
 	b.Reset()
 	b.Add("other", "x")
 	_ = b.Labels()
-	must.Equal(t, `{name="value"}`, ls.String())
+	require.Equal(t, `{name="value"}`, ls.String())
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/stretchr/testify/require"
 )
 
 // collect returns the labels of ls in Range order.
@@ -37,44 +39,44 @@ func TestNew(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := slices.Clone(c.in)
 			ls := New(c.in...)
-			must.Equal(t, in, c.in, "New must not modify its argument")
-			must.Equal(t, c.want, collect(ls))
-			must.Equal(t, len(c.want), ls.Len())
-			must.Equal(t, len(c.want) == 0, ls.IsEmpty())
+			require.Equal(t, in, c.in, "New must not modify its argument")
+			require.Equal(t, c.want, collect(ls))
+			require.Equal(t, len(c.want), ls.Len())
+			require.Equal(t, len(c.want) == 0, ls.IsEmpty())
 		})
 	}
 }
 
 func TestFromStrings(t *testing.T) {
-	must.Equal(t, []Label{{"a", "1"}, {"b", "2"}}, collect(FromStrings("b", "2", "a", "1")))
-	must.True(t, FromStrings().IsEmpty())
+	require.Equal(t, []Label{{"a", "1"}, {"b", "2"}}, collect(FromStrings("b", "2", "a", "1")))
+	require.True(t, FromStrings().IsEmpty())
 	odd := strings.Fields("a b c") // an odd count is a programming error
-	must.Panics(t, func() { FromStrings(odd...) })
+	require.Panics(t, func() { FromStrings(odd...) })
 }
 
 func TestFromMapAndMap(t *testing.T) {
 	m := map[string]string{"job": "api", "__name__": "up", "instance": "x:1", "é": "ü"}
 	ls := FromMap(m)
-	must.Equal(t, []Label{{"__name__", "up"}, {"instance", "x:1"}, {"job", "api"}, {"é", "ü"}}, collect(ls))
-	must.Equal(t, m, ls.Map())
-	must.True(t, FromMap(nil).IsEmpty())
-	must.Equal(t, map[string]string{}, EmptyLabels().Map())
+	require.Equal(t, []Label{{"__name__", "up"}, {"instance", "x:1"}, {"job", "api"}, {"é", "ü"}}, collect(ls))
+	require.Equal(t, m, ls.Map())
+	require.True(t, FromMap(nil).IsEmpty())
+	require.Equal(t, map[string]string{}, EmptyLabels().Map())
 	// With duplicates, the last value wins in Map.
-	must.Equal(t, map[string]string{"a": "2"}, New(Label{"a", "1"}, Label{"a", "2"}).Map())
+	require.Equal(t, map[string]string{"a": "2"}, New(Label{"a", "1"}, Label{"a", "2"}).Map())
 }
 
 func TestEmpty(t *testing.T) {
 	var zero Labels
 	for _, ls := range []Labels{zero, EmptyLabels(), New(), FromStrings(), FromMap(map[string]string{}), NewBuilder(zero).Labels()} {
-		must.True(t, ls.IsEmpty())
-		must.Equal(t, 0, ls.Len())
-		must.Equal(t, 0, ls.ByteSize())
-		must.Equal(t, "{}", ls.String())
-		must.True(t, Equal(zero, ls))
-		must.Equal(t, zero.Hash(), ls.Hash())
-		must.Equal(t, "", ls.Get("a"))
-		must.False(t, ls.Has(""))
-		must.Equal(t, []Label(nil), collect(ls))
+		require.True(t, ls.IsEmpty())
+		require.Equal(t, 0, ls.Len())
+		require.Equal(t, 0, ls.ByteSize())
+		require.Equal(t, "{}", ls.String())
+		require.True(t, Equal(zero, ls))
+		require.Equal(t, zero.Hash(), ls.Hash())
+		require.Equal(t, "", ls.Get("a"))
+		require.False(t, ls.Has(""))
+		require.Equal(t, []Label(nil), collect(ls))
 	}
 }
 
@@ -106,8 +108,8 @@ func TestGetHas(t *testing.T) {
 		{long + "x", "", false},
 	}
 	for _, c := range cases {
-		must.Equal(t, c.want, ls.Get(c.name), "Get(%q)", c.name)
-		must.Equal(t, c.has, ls.Has(c.name), "Has(%q)", c.name)
+		require.Equal(t, c.want, ls.Get(c.name), "Get(%q)", c.name)
+		require.Equal(t, c.has, ls.Has(c.name), "Has(%q)", c.name)
 	}
 }
 
@@ -133,24 +135,24 @@ func TestString(t *testing.T) {
 		{FromStrings("", "x"), `{""="x"}`},
 	}
 	for _, c := range cases {
-		must.Equal(t, c.want, c.ls.String())
+		require.Equal(t, c.want, c.ls.String())
 	}
 }
 
 func TestByteSize(t *testing.T) {
-	must.Equal(t, 4, FromStrings("a", "b").ByteSize())
-	must.Equal(t, 1+1+2+128, FromStrings("a", strings.Repeat("x", 128)).ByteSize())
-	must.Equal(t, 9, FromStrings("a", "b", "c", "de").ByteSize())
+	require.Equal(t, 4, FromStrings("a", "b").ByteSize())
+	require.Equal(t, 1+1+2+128, FromStrings("a", strings.Repeat("x", 128)).ByteSize())
+	require.Equal(t, 9, FromStrings("a", "b", "c", "de").ByteSize())
 }
 
 func TestValidateAndDuplicates(t *testing.T) {
 	ls := FromStrings("b", "2", "a", "1", "c", "3")
 	var seen []string
-	must.NoError(t, ls.Validate(func(l Label) error {
+	require.NoError(t, ls.Validate(func(l Label) error {
 		seen = append(seen, l.Name)
 		return nil
 	}))
-	must.Equal(t, []string{"a", "b", "c"}, seen)
+	require.Equal(t, []string{"a", "b", "c"}, seen)
 
 	sentinel := errTest("stop at b")
 	seen = nil
@@ -161,8 +163,8 @@ func TestValidateAndDuplicates(t *testing.T) {
 		}
 		return nil
 	})
-	must.Equal(t, sentinel, err)
-	must.Equal(t, []string{"a", "b"}, seen)
+	require.Equal(t, sentinel, err)
+	require.Equal(t, []string{"a", "b"}, seen)
 
 	cases := []struct {
 		ls   Labels
@@ -178,8 +180,8 @@ func TestValidateAndDuplicates(t *testing.T) {
 	}
 	for _, c := range cases {
 		name, dup := c.ls.HasDuplicateNames()
-		must.Equal(t, c.dup, dup, "%s", c.ls)
-		must.Equal(t, c.name, name, "%s", c.ls)
+		require.Equal(t, c.dup, dup, "%s", c.ls)
+		require.Equal(t, c.name, name, "%s", c.ls)
 	}
 }
 
@@ -231,10 +233,10 @@ func TestCompareTable(t *testing.T) {
 		{FromStrings("a", strings.Repeat("y", 127)), FromStrings("a", strings.Repeat("x", 128)), 1},
 	}
 	for _, c := range cases {
-		must.Equal(t, c.want, Compare(c.a, c.b), "Compare(%s, %s)", c.a, c.b)
-		must.Equal(t, -c.want, Compare(c.b, c.a), "Compare(%s, %s)", c.b, c.a)
-		must.Equal(t, c.want == 0, Equal(c.a, c.b))
-		must.Equal(t, c.want, refCompare(collect(c.a), collect(c.b)))
+		require.Equal(t, c.want, Compare(c.a, c.b), "Compare(%s, %s)", c.a, c.b)
+		require.Equal(t, -c.want, Compare(c.b, c.a), "Compare(%s, %s)", c.b, c.a)
+		require.Equal(t, c.want == 0, Equal(c.a, c.b))
+		require.Equal(t, c.want, refCompare(collect(c.a), collect(c.b)))
 	}
 }
 
@@ -278,7 +280,7 @@ func TestCompareRandom(t *testing.T) {
 		}
 		want := refCompare(a, b)
 		got := Compare(New(a...), New(b...))
-		must.Equal(t, want, got, "seed %d iteration %d: %q vs %q", seed, i, a, b)
+		require.Equal(t, want, got, "seed %d iteration %d: %q vs %q", seed, i, a, b)
 	}
 }
 
@@ -306,12 +308,12 @@ func TestHash(t *testing.T) {
 	seen := map[uint64]bool{}
 	for _, ls := range sets {
 		want := refHash(ls)
-		must.Equal(t, want, New(ls...).Hash(), "%q", ls)
-		must.False(t, seen[want], "hash collision for %q", ls)
+		require.Equal(t, want, New(ls...).Hash(), "%q", ls)
+		require.False(t, seen[want], "hash collision for %q", ls)
 		seen[want] = true
 	}
 	// A golden value: the hash must not change between releases.
-	must.Equal(t, uint64(0x27967ec87265eaef), FromStrings("__name__", "up", "job", "api").Hash())
+	require.Equal(t, uint64(0x27967ec87265eaef), FromStrings("__name__", "up", "job", "api").Hash())
 }
 
 func TestBuiltEquivalently(t *testing.T) {
@@ -339,14 +341,14 @@ func TestBuiltEquivalently(t *testing.T) {
 	byScratch := sb.Labels()
 	var byJSON Labels
 	js, err := byNew.MarshalJSON()
-	must.NoError(t, err)
-	must.NoError(t, byJSON.UnmarshalJSON(js))
+	require.NoError(t, err)
+	require.NoError(t, byJSON.UnmarshalJSON(js))
 
 	for _, ls := range []Labels{byStrings, byMap, byBuilder, byScratch, byJSON} {
-		must.True(t, Equal(byNew, ls), "%s vs %s", byNew, ls)
-		must.Equal(t, 0, Compare(byNew, ls))
-		must.Equal(t, byNew.Hash(), ls.Hash())
-		must.Equal(t, byNew.String(), ls.String())
+		require.True(t, Equal(byNew, ls), "%s vs %s", byNew, ls)
+		require.Equal(t, 0, Compare(byNew, ls))
+		require.Equal(t, byNew.Hash(), ls.Hash())
+		require.Equal(t, byNew.String(), ls.String())
 	}
 }
 
@@ -362,26 +364,26 @@ func TestJSON(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := c.ls.MarshalJSON()
-		must.NoError(t, err)
-		must.Equal(t, c.want, string(got))
+		require.NoError(t, err)
+		require.Equal(t, c.want, string(got))
 		var back Labels
-		must.NoError(t, back.UnmarshalJSON(got))
-		must.True(t, Equal(c.ls, back), "%s vs %s", c.ls, back)
+		require.NoError(t, back.UnmarshalJSON(got))
+		require.True(t, Equal(c.ls, back), "%s vs %s", c.ls, back)
 	}
 
 	var ls Labels
-	must.NoError(t, ls.UnmarshalJSON([]byte(`null`)))
-	must.True(t, ls.IsEmpty())
-	must.NoError(t, ls.UnmarshalJSON([]byte(`{"b":"1","a":"2","b":"3"}`)))
-	must.Equal(t, `{a="2", b="3"}`, ls.String())
+	require.NoError(t, ls.UnmarshalJSON([]byte(`null`)))
+	require.True(t, ls.IsEmpty())
+	require.NoError(t, ls.UnmarshalJSON([]byte(`{"b":"1","a":"2","b":"3"}`)))
+	require.Equal(t, `{a="2", b="3"}`, ls.String())
 	for _, bad := range []string{``, `{`, `[]`, `{"a":1}`, `{"a":null}`, `"x"`, `{"a":"b"}x`} {
 		err := ls.UnmarshalJSON([]byte(bad))
 		if bad == `{"a":null}` {
 			// encoding/json leaves null map values as "".
-			must.NoError(t, err)
+			require.NoError(t, err)
 			continue
 		}
-		must.ErrorIs(t, err, ErrInvalidJSON, "input %q", bad)
+		require.ErrorIs(t, err, ErrInvalidJSON, "input %q", bad)
 	}
 }
 
@@ -405,7 +407,7 @@ func TestNoAllocs(t *testing.T) {
 		if name == "New sorted" {
 			want = 1 // the label set itself
 		}
-		must.Equal(t, want, testing.AllocsPerRun(100, f), name)
+		require.Equal(t, want, testing.AllocsPerRun(100, f), name)
 	}
-	must.True(t, n > 0)
+	require.True(t, n > 0)
 }

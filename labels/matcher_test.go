@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestMatchTypeString(t *testing.T) {
@@ -17,7 +19,7 @@ func TestMatchTypeString(t *testing.T) {
 		MatchType(7): "MatchType(7)", MatchType(-1): "MatchType(-1)",
 	}
 	for mt, want := range cases {
-		must.Equal(t, want, mt.String())
+		require.Equal(t, want, mt.String())
 	}
 }
 
@@ -38,7 +40,7 @@ func TestMatcherString(t *testing.T) {
 		{MatchEqual, "", "x", `""="x"`},
 	}
 	for _, c := range cases {
-		must.Equal(t, c.want, MustNewMatcher(c.t, c.name, c.value).String())
+		require.Equal(t, c.want, MustNewMatcher(c.t, c.name, c.value).String())
 	}
 }
 
@@ -46,30 +48,30 @@ func TestNewMatcherErrors(t *testing.T) {
 	for _, bad := range []string{"(", "a)|(b(", "[z-a]", "x{1001}", "\xff", `\8`} {
 		for _, mt := range []MatchType{MatchRegexp, MatchNotRegexp} {
 			_, err := NewMatcher(mt, "n", bad)
-			must.ErrorIs(t, err, ErrInvalidRegex, "value %q", bad)
+			require.ErrorIs(t, err, ErrInvalidRegex, "value %q", bad)
 			var syn *syntax.Error
-			must.True(t, errors.As(err, &syn), "the regexp error is wrapped too: %v", err)
-			must.True(t, strings.Contains(err.Error(), `"n"`), "error names the label: %v", err)
+			require.True(t, errors.As(err, &syn), "the regexp error is wrapped too: %v", err)
+			require.True(t, strings.Contains(err.Error(), `"n"`), "error names the label: %v", err)
 		}
 		// Equality matchers take any value.
 		_, err := NewMatcher(MatchEqual, "n", bad)
-		must.NoError(t, err)
+		require.NoError(t, err)
 	}
 	for _, mt := range []MatchType{MatchType(-1), MatchType(4)} {
 		_, err := NewMatcher(mt, "n", "v")
-		must.ErrorIs(t, err, ErrInvalidMatchType)
+		require.ErrorIs(t, err, ErrInvalidMatchType)
 	}
-	must.Panics(t, func() { MustNewMatcher(MatchRegexp, "n", "(") })
+	require.Panics(t, func() { MustNewMatcher(MatchRegexp, "n", "(") })
 }
 
 func TestMatcherLiteralStructs(t *testing.T) {
 	eq := &Matcher{Type: MatchEqual, Name: "a", Value: "b"}
-	must.True(t, eq.Matches("b"))
-	must.False(t, eq.Matches("c"))
+	require.True(t, eq.Matches("b"))
+	require.False(t, eq.Matches("c"))
 	ne := &Matcher{Type: MatchNotEqual, Name: "a", Value: "b"}
-	must.True(t, ne.Matches("c"))
-	must.False(t, (&Matcher{Type: MatchType(9)}).Matches(""))
-	must.Panics(t, func() { (&Matcher{Type: MatchRegexp, Value: "b"}).Matches("b") })
+	require.True(t, ne.Matches("c"))
+	require.False(t, (&Matcher{Type: MatchType(9)}).Matches(""))
+	require.Panics(t, func() { (&Matcher{Type: MatchRegexp, Value: "b"}).Matches("b") })
 }
 
 func TestMatcherMatches(t *testing.T) {
@@ -102,10 +104,10 @@ func TestMatcherMatches(t *testing.T) {
 	for _, c := range cases {
 		m := MustNewMatcher(c.t, "n", c.value)
 		for _, s := range c.yes {
-			must.True(t, m.Matches(s), "%s should match %q", m, s)
+			require.True(t, m.Matches(s), "%s should match %q", m, s)
 		}
 		for _, s := range c.no {
-			must.False(t, m.Matches(s), "%s should not match %q", m, s)
+			require.False(t, m.Matches(s), "%s should not match %q", m, s)
 		}
 	}
 }
@@ -167,26 +169,26 @@ func TestRegexFastPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		m := MustNewMatcher(MatchRegexp, "n", c.value)
-		must.Equal(t, c.kind, m.re.kind, "kind of %q", c.value)
-		must.Equal(t, c.set, m.SetMatches(), "SetMatches of %q", c.value)
-		must.Equal(t, c.prefix, m.Prefix(), "Prefix of %q", c.value)
-		must.Equal(t, len(c.set) > smallSetMax, m.re.setIndex != nil, "set index of %q", c.value)
+		require.Equal(t, c.kind, m.re.kind, "kind of %q", c.value)
+		require.Equal(t, c.set, m.SetMatches(), "SetMatches of %q", c.value)
+		require.Equal(t, c.prefix, m.Prefix(), "Prefix of %q", c.value)
+		require.Equal(t, len(c.set) > smallSetMax, m.re.setIndex != nil, "set index of %q", c.value)
 		neg := MustNewMatcher(MatchNotRegexp, "n", c.value)
-		must.Equal(t, []string(nil), neg.SetMatches())
-		must.Equal(t, "", neg.Prefix())
+		require.Equal(t, []string(nil), neg.SetMatches())
+		require.Equal(t, "", neg.Prefix())
 	}
 	eq := MustNewMatcher(MatchEqual, "n", "v")
-	must.Equal(t, []string{"v"}, eq.SetMatches())
-	must.Equal(t, "v", eq.Prefix())
+	require.Equal(t, []string{"v"}, eq.SetMatches())
+	require.Equal(t, "v", eq.Prefix())
 	ne := MustNewMatcher(MatchNotEqual, "n", "v")
-	must.Equal(t, []string(nil), ne.SetMatches())
-	must.Equal(t, "", ne.Prefix())
+	require.Equal(t, []string(nil), ne.SetMatches())
+	require.Equal(t, "", ne.Prefix())
 
 	// The caller owns the returned slice.
 	m := MustNewMatcher(MatchRegexp, "n", "a|b")
 	m.SetMatches()[0] = "changed"
-	must.Equal(t, []string{"a", "b"}, m.SetMatches())
-	must.True(t, m.Matches("a"))
+	require.Equal(t, []string{"a", "b"}, m.SetMatches())
+	require.True(t, m.Matches("a"))
 }
 
 // agreementPatterns cover every fast path, the fallbacks and their edges.
@@ -280,6 +282,6 @@ func TestMatchLabels(t *testing.T) {
 		{[]*Matcher{MustNewMatcher(MatchEqual, "env", "")}, true},
 	}
 	for i, c := range cases {
-		must.Equal(t, c.want, MatchLabels(ls, c.ms...), "case %d", i)
+		require.Equal(t, c.want, MatchLabels(ls, c.ms...), "case %d", i)
 	}
 }
