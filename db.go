@@ -103,7 +103,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	if err := db.loadBlocks(); err != nil {
 		return nil, errors.Join(err, db.releaseLock())
 	}
-	if maxt := db.lastBlockMaxTime(); maxt != math.MinInt64 {
+	if maxt := db.lastBlockMaxTimeLocked(); maxt != math.MinInt64 {
 		db.headMint = maxt
 		db.head.raiseMinValidTime(maxt)
 	}
@@ -264,7 +264,10 @@ func (db *DB) setHeadMint(t int64) {
 	db.mu.Unlock()
 }
 
-func (db *DB) lastBlockMaxTime() int64 {
+// lastBlockMaxTimeLocked returns the end of the newest block,
+// math.MinInt64 without blocks. The caller holds db.mu (or owns the DB
+// exclusively, as Open does).
+func (db *DB) lastBlockMaxTimeLocked() int64 {
 	maxt := int64(math.MinInt64)
 	for _, b := range db.blocks {
 		maxt = max(maxt, b.meta.MaxTime)

@@ -53,7 +53,7 @@ func OpenReadOnly(dir string, logger *slog.Logger, opts *Options) (*DB, error) {
 	if err := db.loadBlocks(); err != nil {
 		return nil, err
 	}
-	if maxt := db.lastBlockMaxTime(); maxt != math.MinInt64 {
+	if maxt := db.lastBlockMaxTimeLocked(); maxt != math.MinInt64 {
 		db.headMint = maxt
 		db.head.raiseMinValidTime(maxt)
 	}

@@ -206,18 +206,8 @@ func (h *Head) updateTimeRange(mint, maxt int64) {
 		defer h.rangeMu.Unlock()
 		h.truncMin, h.truncMax = min(h.truncMin, mint), max(h.truncMax, maxt)
 	}
-	for {
-		cur := h.minTime.Load()
-		if mint >= cur || h.minTime.CompareAndSwap(cur, mint) {
-			break
-		}
-	}
-	for {
-		cur := h.maxTime.Load()
-		if maxt <= cur || h.maxTime.CompareAndSwap(cur, maxt) {
-			break
-		}
-	}
+	atomicMin(&h.minTime, mint)
+	atomicMax(&h.maxTime, maxt)
 }
 
 // getOrCreate returns the series with the given labels, creating it if

@@ -9,12 +9,7 @@ import (
 // appends with ErrOutOfBounds, and commits in progress drop them (counted as
 // out of bounds). It never lowers the bound.
 func (h *Head) raiseMinValidTime(t int64) {
-	for {
-		cur := h.minValidTime.Load()
-		if t <= cur || h.minValidTime.CompareAndSwap(cur, t) {
-			return
-		}
-	}
+	atomicMax(&h.minValidTime, t)
 }
 
 // truncate drops every chunk that ends before mint, and the series left
@@ -78,12 +73,7 @@ func (h *Head) truncate(mint int64) {
 		// The newest sample is never truncated while any is left, so
 		// maxTime stands; newest only covers a commit racing with the
 		// reset of an empty head.
-		for {
-			cur := h.maxTime.Load()
-			if newest <= cur || h.maxTime.CompareAndSwap(cur, newest) {
-				break
-			}
-		}
+		atomicMax(&h.maxTime, newest)
 	}
 	h.truncGen.Add(1) // even: done
 	h.rangeMu.Unlock()

@@ -17,7 +17,7 @@ func (db *DB) applyRetention() error {
 		return nil
 	}
 	var del []BlockMeta
-	newest := max(db.lastBlockMaxTimeLocked(), db.head.MaxTime())
+	newest := max(db.lastBlockMaxTime(), db.head.MaxTime())
 	cutoff := newest - db.opts.RetentionDuration.Milliseconds()
 	for _, m := range metas {
 		if m.MaxTime <= cutoff {
@@ -52,10 +52,11 @@ func (db *DB) applyRetention() error {
 	return nil
 }
 
-func (db *DB) lastBlockMaxTimeLocked() int64 {
+// lastBlockMaxTime is lastBlockMaxTimeLocked taking db.mu itself.
+func (db *DB) lastBlockMaxTime() int64 {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
-	return db.lastBlockMaxTime()
+	return db.lastBlockMaxTimeLocked()
 }
 
 // blockSizes returns the bytes on disk of each block, oldest first.

@@ -526,12 +526,7 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 
 // raiseLastSeriesRef makes new series take refs above ref.
 func (h *Head) raiseLastSeriesRef(ref uint64) {
-	for {
-		cur := h.lastSeriesRef.Load()
-		if ref <= cur || h.lastSeriesRef.CompareAndSwap(cur, ref) {
-			return
-		}
-	}
+	atomicMaxUint64(&h.lastSeriesRef, ref)
 }
 
 // flush sends every pending batch and waits until the workers applied all
