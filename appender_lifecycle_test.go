@@ -29,7 +29,7 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	return m.GetCounter().GetValue()
 }
 
-// TestAppendMinInt64 is issue 12 item 7: math.MinInt64 is the series'
+// TestAppendMinInt64: math.MinInt64 is the series'
 // "no sample yet" marker; a sample at that time, or anywhere outside
 // [MinSampleTime, MaxSampleTime], is rejected with ErrOutOfBounds (and
 // counted), never acknowledged and dropped, and never reported as a
@@ -133,7 +133,7 @@ func dbSamples(t *testing.T, db *DB) map[string][]sample {
 	return querySamples(t, q)
 }
 
-// TestAppenderAfterClose is issue 12 item 9: an Appender created before
+// TestAppenderAfterClose: an Appender created before
 // Close gets ErrClosed from Commit (nothing applied, nothing logged) and
 // Append afterwards, with and without a WAL; Rollback discards and returns
 // nil, like the Rollback of an Appender created after Close.
@@ -175,7 +175,7 @@ func TestAppenderAfterClose(t *testing.T) {
 	}
 }
 
-// TestCommitConcurrentWithClose is issue 12 item 9: Commits racing with
+// TestCommitConcurrentWithClose: Commits racing with
 // Close either complete (nil, and their samples replay after a restart) or
 // return ErrClosed and leave nothing behind. Never another error, never
 // part of a transaction.
@@ -245,7 +245,7 @@ func TestCommitConcurrentWithClose(t *testing.T) {
 	t.Logf("%d commits completed, %d refused with ErrClosed", committed, refused)
 }
 
-// TestHeadViewReadOnly is issue 12 item 10: DB.Head offers a read-only
+// TestHeadViewReadOnly: DB.Head offers a read-only
 // view, with no way to append that would bypass ErrReadOnly or ErrClosed.
 func TestHeadViewReadOnly(t *testing.T) {
 	dir := t.TempDir()
@@ -286,7 +286,7 @@ func TestHeadViewReadOnly(t *testing.T) {
 	require.ErrorIs(t, err, ErrReadOnly)
 }
 
-// TestLeakedAppenderReleased is issue 12 item 11: an Appender dropped
+// TestLeakedAppenderReleased: an Appender dropped
 // after Append without Commit or Rollback is released by the garbage
 // collector: its series are no longer pending (truncation removes them),
 // tsdb_head_open_appenders goes back down, and with TrackLeakedAppenders

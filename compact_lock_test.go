@@ -81,7 +81,7 @@ func requireCancelledPromptly(t *testing.T, what string, f func(ctx context.Cont
 	}
 }
 
-// TestDeleteCancelledBehindCompaction is issue 12 item 5: Delete and
+// TestDeleteCancelledBehindCompaction: Delete and
 // CleanTombstones waiting behind a compaction return ctx.Err() when their
 // context is cancelled, and change nothing.
 func TestDeleteCancelledBehindCompaction(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
-// TestCompactSkipsEmptyRanges is issue 12 item 4: one sample in
+// TestCompactSkipsEmptyRanges: one sample in
 // milliseconds and one in microseconds by mistake (a thousand times
 // later). Compact writes the block of the first and stops: it does not
 // walk the ~236 million empty 2h ranges in between, each of which cost a

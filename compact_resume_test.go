@@ -56,7 +56,7 @@ func requireOnlyBlock(t *testing.T, db *DB, id ulid.ULID) {
 	}
 }
 
-// TestCompactResumesTruncation is issue 12 item 6: a Compact cancelled
+// TestCompactResumesTruncation: a Compact cancelled
 // while it waits for old readers after publishing its block leaves the
 // truncation pending; the next Compact does it and does not write the
 // range again.

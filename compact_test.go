@@ -94,7 +94,7 @@ func scrapeHours(t testing.TB, db *DB, lsets []labels.Labels, hours int) {
 	ingestScrapes(t, db, lsets, hours*3600/15)
 }
 
-// TestCompactionRoundTrip is acceptance 1 of the blocks: 20kseries (a
+// TestCompactionRoundTrip: 20kseries (a
 // sample of it under -race) with 15 s samples across 8 hours: blocks are
 // cut and compacted to 6h, and queries over the whole range return every
 // sample exactly, compared with a DB that keeps everything in its head,
@@ -147,7 +147,7 @@ func TestCompactionRoundTrip(t *testing.T) {
 	require.Equal(t, n*8*240, requireSameData(t, model, db))
 }
 
-// TestIsolationThroughCompaction is acceptance 3 of the blocks: writers
+// TestIsolationThroughCompaction: writers
 // commit whole scrapes while compaction and head truncation run over and
 // over and readers query: no reader sees part of a scrape, and a querier's
 // results never change between two reads over its lifetime.
@@ -292,7 +292,7 @@ func snapshotCounts(t *testing.T, q Querier) map[string]int {
 	return counts
 }
 
-// TestRetention is acceptance 6 of the blocks: retention by time and by
+// TestRetention: retention by time and by
 // size, applied by the background loop (woken by commits and by its timer)
 // in a synctest bubble: fake time, no sleeps in real time.
 func TestRetention(t *testing.T) {
@@ -349,7 +349,7 @@ func headChunks(h *Head) (n int, mint int64) {
 	return n, mint
 }
 
-// TestHeadBoundedByWindow is acceptance 2 of the blocks: over 24 hours of
+// TestHeadBoundedByWindow: over 24 hours of
 // scrapes, compacting as the background loop would, the head never holds
 // more than its window (1.5 block ranges plus the chunk being written),
 // however much data has gone by. The heap before and after each truncation

@@ -33,7 +33,7 @@ func seriesLabels(i int) labels.Labels {
 	return labels.FromStrings(labels.MetricName, "m", "i", strconv.Itoa(i))
 }
 
-// TestIsolationBatchesSeenWhole is acceptance 1(a): a writer commits
+// TestIsolationBatchesSeenWhole: a writer commits
 // batches of 100 series with value = batch number while readers query
 // repeatedly; every query sees one single value across all 100 series.
 func TestIsolationBatchesSeenWhole(t *testing.T) {
@@ -129,7 +129,7 @@ func TestIsolationBatchesSeenWhole(t *testing.T) {
 	t.Logf("%d queries over %d batches, 0 partial", queries.Load(), batches.Load())
 }
 
-// TestQuerierSnapshot is acceptance 1(b): a querier created before a commit
+// TestQuerierSnapshot: a querier created before a commit
 // does not see it; a later one does, and the earlier one still does not.
 func TestQuerierSnapshot(t *testing.T) {
 	db, _ := openTestDB(t, nil)
@@ -150,7 +150,7 @@ func TestQuerierSnapshot(t *testing.T) {
 	require.Empty(t, querySamples(t, before), "still hidden on a second look")
 }
 
-// TestIsolationSnapshotsAcrossChunks is acceptance 1(c): a series with 1001
+// TestIsolationSnapshotsAcrossChunks: a series with 1001
 // single-sample commits (value = commit number = write ID), read by
 // queriers created after commits 10, 130, ..., 999, each of which sees
 // exactly its commit as the last sample, across chunk boundaries; cleanups
@@ -227,7 +227,8 @@ func TestIsolationSnapshotsAcrossChunks(t *testing.T) {
 	require.NoError(t, qs[999].Close())
 }
 
-// TestRollback is acceptance 1(d).
+// TestRollback: a rolled-back Appender takes no write ID, moves no
+// watermark, leaves nothing visible or behind, and is closed afterwards.
 func TestRollback(t *testing.T) {
 	db, _ := openTestDB(t, nil)
 	app := db.Appender(ctx)
@@ -262,7 +263,8 @@ func TestRollback(t *testing.T) {
 	require.NoError(t, app.Commit())
 }
 
-// TestWatermarkFollowsOldestRead is acceptance 1(e).
+// TestWatermarkFollowsOldestRead: the low watermark stays at the oldest
+// open read's low mark and follows it when that read closes.
 func TestWatermarkFollowsOldestRead(t *testing.T) {
 	db, reg := openTestDB(t, nil)
 	commit := func(ts int64) {
@@ -339,7 +341,7 @@ func (pc *pausedCommit) finish(t *testing.T) {
 	require.NoError(t, <-pc.done)
 }
 
-// TestCommitInFlight is acceptance 1(f): a commit held in flight between
+// TestCommitInFlight: a commit held in flight between
 // two series holds the watermark, the metrics report it, a querier created
 // meanwhile sees none of it, and 10,000 open Appenders that have not
 // committed do not move the watermark at all.
@@ -408,7 +410,7 @@ func TestCommitInFlight(t *testing.T) {
 	require.Equal(t, 0.0, gauge(t, reg, "tsdb_head_open_appenders"))
 }
 
-// TestConcurrentCommitsSameSeries is acceptance 1(g): two transactions
+// TestConcurrentCommitsSameSeries: two transactions
 // write the same series while both are in flight; whichever completes
 // first, a read sees each whole or not at all.
 func TestConcurrentCommitsSameSeries(t *testing.T) {
@@ -461,7 +463,7 @@ func TestConcurrentCommitsSameSeries(t *testing.T) {
 	}
 }
 
-// TestLeakedQuerierReleased is acceptance 6: a Querier dropped without
+// TestLeakedQuerierReleased: a Querier dropped without
 // Close releases its snapshot once the garbage collector finds it.
 func TestLeakedQuerierReleased(t *testing.T) {
 	var logBuf lockedBuffer

@@ -25,7 +25,7 @@ func dbState(t *testing.T, fsys vfs.FS, dir string) string {
 	return fmt.Sprint(querySamples(t, q))
 }
 
-// TestCrashDuringDeleteCleanSnapshot is acceptance 4 of deletion: a crash
+// TestCrashDuringDeleteCleanSnapshot: a crash
 // at every write of Delete, CleanTombstones and Snapshot leaves a DB (and a
 // snapshot directory) that opens with either the old or the new state.
 func TestCrashDuringDeleteCleanSnapshot(t *testing.T) {

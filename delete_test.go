@@ -87,7 +87,7 @@ func randomDelete(rng *rand.Rand, lsets []labels.Labels, rounds int) (int64, int
 	return mint, maxt, ms
 }
 
-// TestDeleteModel is acceptance 1 of deletion: random deletes on the head
+// TestDeleteModel: random deletes on the head
 // and on blocks, checked against a model before and after compaction and
 // before and after a restart.
 func TestDeleteModel(t *testing.T) {
@@ -164,7 +164,7 @@ func TestDeleteSnapshotIsolation(t *testing.T) {
 	require.Empty(t, querySamples(t, after))
 }
 
-// TestCleanTombstonesSize is acceptance 2 of deletion: CleanTombstones
+// TestCleanTombstonesSize: CleanTombstones
 // shrinks the blocks by the deleted fraction and changes no query result.
 func TestCleanTombstonesSize(t *testing.T) {
 	lsets := loadSeries(t, 400)
@@ -226,7 +226,7 @@ func TestCleanTombstonesSize(t *testing.T) {
 	}
 }
 
-// TestSnapshotUnderLoad is acceptance 3 of snapshots: with two writers
+// TestSnapshotUnderLoad: with two writers
 // committing whole scrapes, 20 snapshots each hold only whole scrapes and
 // every scrape committed before the Snapshot call.
 func TestSnapshotUnderLoad(t *testing.T) {

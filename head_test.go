@@ -50,7 +50,7 @@ type modelQuerier struct {
 	mint, maxt int64
 }
 
-// TestIsolationModel is acceptance 2: random appends, commits (applied
+// TestIsolationModel: random appends, commits (applied
 // sample by sample, interleaved with everything else), rollbacks and
 // queriers opened, read and closed in random order; every read is compared
 // with a model of what its snapshot must show.
@@ -267,7 +267,7 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 	require.Zero(t, inflight)
 }
 
-// TestRingMemoryBounded is acceptance 3: after 10⁶ commits with no open
+// TestRingMemoryBounded: after 10⁶ commits with no open
 // reads each series' ring holds a handful of IDs; with one read held open
 // it grows; after the read closes and one more commit it shrinks back.
 func TestRingMemoryBounded(t *testing.T) {

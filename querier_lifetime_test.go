@@ -94,7 +94,7 @@ func wantRounds(lsets []labels.Labels, from, to int) map[string][]sample {
 	return out
 }
 
-// TestSeriesSetAfterQuerierAndDBClose is issue 12 item 2's steps: a series
+// TestSeriesSetAfterQuerierAndDBClose: a series
 // set read after its Querier and the DB were closed. It used to die with
 // SIGSEGV in the block's postings reader; now it returns the whole
 // snapshot.

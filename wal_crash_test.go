@@ -108,7 +108,7 @@ func walSegments(t *testing.T, fsys *vfs.MemFS) []string {
 	return segs
 }
 
-// TestWALCrashMatrix is acceptance 2 of the WAL: a log of 1,000
+// TestWALCrashMatrix: a log of 1,000
 // transactions of 10 to 500 samples, fsynced at every commit, is cut at
 // every record boundary of its last segment and at 2,000 random byte
 // offsets, and has single bytes flipped: Open always succeeds, every

@@ -11,7 +11,7 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
-// TestWALFaults is acceptance 6 of the WAL: ENOSPC or EIO on a WAL write,
+// TestWALFaults: ENOSPC or EIO on a WAL write,
 // fsync or segment creation makes Commit return ErrWAL wrapping the cause;
 // nothing panics; committed data stays readable and queries keep working;
 // later commits fail clearly until the DB is reopened; the reopened DB has

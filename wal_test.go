@@ -93,7 +93,7 @@ func requireSameData(t testing.TB, want, got *DB) int {
 	return samples
 }
 
-// TestWALRoundTrip is acceptance 1 of the WAL: 20kseries × 120 rounds,
+// TestWALRoundTrip: 20kseries × 120 rounds,
 // Close, Open: every label set and sample comes back identical; with and
 // without snappy.
 func TestWALRoundTrip(t *testing.T) {
