@@ -19,7 +19,6 @@ import (
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/index"
-	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 	"github.com/isotsdb/tsdb/wlog"
 )
@@ -502,32 +501,4 @@ func TestAdversarialRetentionAfterFailedCompaction(t *testing.T) {
 		require.Greater(t, m.MaxTime, newest-time.Hour.Milliseconds(), "block %s outlived retention", m.ULID)
 		require.False(t, m.Compaction.Failed, "an I/O error marks no block failed")
 	}
-}
-
-// queryFrom returns what a query over [mint, MaxInt64] returns, and the
-// first error of the series set or an iterator.
-func queryFrom(db *DB, mint int64) (map[string][]sample, error) {
-	q, err := db.Querier(mint, math.MaxInt64)
-	if err != nil {
-		return nil, err
-	}
-	defer q.Close()
-	out := map[string][]sample{}
-	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
-	for ss.Next() {
-		s := ss.At()
-		it := s.Iterator(nil)
-		var got []sample
-		for it.Next() {
-			ts, v := it.At()
-			got = append(got, sample{ts, v})
-		}
-		if err := it.Err(); err != nil {
-			return out, err
-		}
-		if len(got) > 0 {
-			out[s.Labels().String()] = got
-		}
-	}
-	return out, ss.Err()
 }

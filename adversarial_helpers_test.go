@@ -90,7 +90,12 @@ func openAdv(fsys vfs.FS, opts func(*Options)) (*DB, error) {
 // fullQuery returns everything a full-range query returns, and the first
 // error of the series set (iterator errors included) instead of failing.
 func fullQuery(db *DB) (map[string][]sample, error) {
-	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	return queryFrom(db, math.MinInt64)
+}
+
+// queryFrom is fullQuery over [mint, MaxInt64].
+func queryFrom(db *DB, mint int64) (map[string][]sample, error) {
+	q, err := db.Querier(mint, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
