@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/isotsdb/tsdb/labels"
@@ -84,4 +85,44 @@ func (ss *stripeSeries) getOrSet(hash uint64, lset labels.Labels, create func() 
 	// every Append carries the labels too and falls back to them.
 	ss.refs.set(s)
 	return s, true
+}
+
+// remove deletes s from the map if it still has no chunks and no pending
+// samples, marking it removed so that an Appender that found it just before
+// looks it up again. lastRef is the newest ref handed out. It reports
+// whether it removed s.
+func (ss *stripeSeries) remove(s *memSeries, lastRef SeriesRef) bool {
+	hash := s.lset.Hash()
+	st := &ss.stripes[hash&ss.mask]
+	st.mu.Lock()
+	s.mu.Lock()
+	if len(s.chunks) > 0 || s.pending > 0 || s.removed {
+		s.mu.Unlock()
+		st.mu.Unlock()
+		return false
+	}
+	s.removed = true
+	s.mu.Unlock()
+	if st.byHash[hash] == s {
+		delete(st.byHash, hash)
+		if c := st.conflicts[hash]; len(c) > 0 {
+			st.byHash[hash] = c[0]
+			if len(c) == 1 {
+				delete(st.conflicts, hash)
+			} else {
+				st.conflicts[hash] = slices.Clone(c[1:])
+			}
+		}
+	} else if c := st.conflicts[hash]; len(c) > 0 {
+		c = slices.DeleteFunc(slices.Clone(c), func(x *memSeries) bool { return x == s })
+		if len(c) == 0 {
+			delete(st.conflicts, hash)
+		} else {
+			st.conflicts[hash] = c
+		}
+	}
+	st.mu.Unlock()
+
+	ss.refs.delete(s, lastRef)
+	return true
 }
