@@ -61,25 +61,20 @@ func BenchmarkIngest(b *testing.B) {
 // BenchmarkQuery measures each query of the read phase over 240 rounds.
 func BenchmarkQuery(b *testing.B) {
 	c := benchCorpus(b)
-	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
-		b.Run("store="+k.String(), func(b *testing.B) {
-			s := benchStore(b, config{k, true}, c.series)
-			_, err := ingest(s, c, make([]uint64, len(c.series)), 0, 240)
-			require.NoError(b, err)
-			for _, q := range queries(c) {
-				b.Run("query="+q.name, func(b *testing.B) {
-					b.ReportAllocs()
-					samples := 0
-					for b.Loop() {
-						_, n, err := s.query(q, baseTime, maxTime(240, c.targets()))
-						require.NoError(b, err)
-						samples += n
-					}
-					b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
-				})
-			}
-		})
-	}
+	forEachIngested(b, c, func(b *testing.B, s store) {
+		for _, q := range queries(c) {
+			b.Run("query="+q.name, func(b *testing.B) {
+				b.ReportAllocs()
+				samples := 0
+				for b.Loop() {
+					_, n, err := s.query(q, baseTime, maxTime(240, c.targets()))
+					require.NoError(b, err)
+					samples += n
+				}
+				b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+			})
+		}
+	})
 }
 
 // BenchmarkStress measures one commit of 1–10 samples by each of 1,024
@@ -166,27 +161,35 @@ func labelRanges(c *corpus) []struct {
 	}
 }
 
-// benchLabels runs fn against each store holding the same head: 20,000
-// series, 240 rounds, every commit completed.
-func benchLabels(b *testing.B, fn func(b *testing.B, s store, mint, maxt int64) int) {
-	c := benchCorpus(b)
+// forEachIngested runs fn on each store after 240 rounds of ingest of c,
+// every commit completed.
+func forEachIngested(b *testing.B, c *corpus, fn func(b *testing.B, s store)) {
 	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
 		b.Run("store="+k.String(), func(b *testing.B) {
 			s := benchStore(b, config{k, true}, c.series)
 			_, err := ingest(s, c, make([]uint64, len(c.series)), 0, 240)
 			require.NoError(b, err)
-			for _, r := range labelRanges(c) {
-				b.Run("range="+r.name, func(b *testing.B) {
-					b.ReportAllocs()
-					n := 0
-					for b.Loop() {
-						n = fn(b, s, r.mint, r.maxt)
-					}
-					b.ReportMetric(float64(n), "results")
-				})
-			}
+			fn(b, s)
 		})
 	}
+}
+
+// benchLabels runs fn against each store holding the same head: 20,000
+// series, 240 rounds, every commit completed.
+func benchLabels(b *testing.B, fn func(b *testing.B, s store, mint, maxt int64) int) {
+	c := benchCorpus(b)
+	forEachIngested(b, c, func(b *testing.B, s store) {
+		for _, r := range labelRanges(c) {
+			b.Run("range="+r.name, func(b *testing.B) {
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					n = fn(b, s, r.mint, r.maxt)
+				}
+				b.ReportMetric(float64(n), "results")
+			})
+		}
+	})
 }
 
 // BenchmarkLabelValues measures LabelValues without matchers, for the
