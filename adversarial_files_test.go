@@ -18,9 +18,9 @@ import (
 
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // fileCase damages a copy of the base DB. blockHit is true if the damage

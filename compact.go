@@ -15,9 +15,9 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

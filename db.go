@@ -17,9 +17,9 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // DB is a time-series database in a directory: the in-memory head, its

@@ -11,10 +11,10 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/record"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // Deletion.

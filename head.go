@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // MinSampleTime and MaxSampleTime bound the timestamps the DB stores, in

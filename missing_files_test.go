@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/check"
+	"github.com/isotsdb/tsdb/internal/tombstones"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // Files of a data directory that go missing must never bring deleted data

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

@@ -11,8 +11,8 @@ import (
 	"weak"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // Querier reads the DB as of the moment it was created: it sees exactly the

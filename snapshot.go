@@ -12,7 +12,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
-	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/record"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // crashWorkload is a WAL of transactions whose presence after a crash can

@@ -10,7 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/tombstones"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 )
 
 // blockCheck is the state of the check of one block.

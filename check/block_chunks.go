@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/labels"
 )
 

@@ -1,7 +1,7 @@
 package check
 
 import (
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/labels"
 )
 

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/isotsdb/tsdb/check"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // FuzzParseMeta: any bytes parse or fail without panicking, and whatever

@@ -19,9 +19,9 @@ import (
 	tsdb "github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

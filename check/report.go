@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/index"
-	"github.com/isotsdb/tsdb/tombstones"
-	"github.com/isotsdb/tsdb/wlog"
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/tombstones"
+	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
 var (

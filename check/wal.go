@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/isotsdb/tsdb/record"
-	"github.com/isotsdb/tsdb/wlog"
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
 // walCheck is the state of the check of a WAL.

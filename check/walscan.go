@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 
-	"github.com/isotsdb/tsdb/wlog"
+	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
 // The WAL's page and fragment layout (see package wlog): 32 KiB pages;

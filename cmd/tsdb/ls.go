@@ -13,8 +13,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
-	"github.com/isotsdb/tsdb/wlog"
 )
 
 // runLs prints the blocks of the data directory dir, then a summary of its

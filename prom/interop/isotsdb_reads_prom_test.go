@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
-	ourwlog "github.com/isotsdb/tsdb/wlog"
+	ourwlog "github.com/isotsdb/tsdb/internal/wlog"
 )
 
 const directionUsReadsProm = "isotsdb reads Prometheus"

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // Decoder decodes records into caller-supplied slices. The zero value is

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // FuzzSeriesRoundTrip checks that any series encodes and decodes to itself.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

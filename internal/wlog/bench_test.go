@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/isotsdb/tsdb/record"
+	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/vfs"
 )
 

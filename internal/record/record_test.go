@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // staleNaN is Prometheus's stale marker: a NaN with a payload that must

@@ -1,8 +1,8 @@
 package record
 
 import (
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/tombstones"
 )
 
 // RefSeries defines a series: the reference the head assigned to it and its

@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/record"
-	"github.com/isotsdb/tsdb/tombstones"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
