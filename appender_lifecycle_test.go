@@ -279,7 +279,7 @@ func TestHeadViewReadOnly(t *testing.T) {
 		for j := 0; j < m.Type.NumOut(); j++ {
 			out := m.Type.Out(j)
 			require.False(t, out.Implements(appenderType), "%s.%s returns %s, an Appender", ht, m.Name, out)
-			require.False(t, out.Kind() == reflect.Pointer && out.Elem() == reflect.TypeFor[Head](), "%s.%s returns the head itself", ht, m.Name)
+			require.False(t, out.Kind() == reflect.Pointer && out.Elem() == reflect.TypeFor[head](), "%s.%s returns the head itself", ht, m.Name)
 		}
 	}
 	_, err = ro.Appender(ctx).Append(0, seriesLabels(3), 300, 1)

@@ -231,7 +231,7 @@ func writeIndex(fsys vfs.FS, path string, series []writtenSeries) error {
 
 // compactable reports whether the head spans more than 1.5 block ranges,
 // so that its oldest range can be written to a block.
-func (h *Head) compactable() bool {
+func (h *head) compactable() bool {
 	mint, maxt := h.MinTime(), h.MaxTime()
 	if mint == math.MaxInt64 {
 		return false

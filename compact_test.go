@@ -336,7 +336,7 @@ func TestRetention(t *testing.T) {
 }
 
 // headChunks counts the head's chunks and their time range.
-func headChunks(h *Head) (n int, mint int64) {
+func headChunks(h *head) (n int, mint int64) {
 	mint = math.MaxInt64
 	h.series.refs.each(func(s *memSeries) {
 		s.mu.Lock()

@@ -33,7 +33,7 @@ type DB struct {
 	logger *slog.Logger
 
 	lock       io.Closer // the directory's lock file; nil with NoLockfile
-	head       *Head
+	head       *head
 	walMetrics *walMetrics
 	metrics    *dbMetrics
 
@@ -352,7 +352,7 @@ func (db *DB) Head() HeadView { return HeadView{h: db.head} }
 // and the time range of its committed samples, read live at each call (so
 // two calls need not agree with each other). It stays usable after the DB
 // is closed and then reports the head as it was at Close.
-type HeadView struct{ h *Head }
+type HeadView struct{ h *head }
 
 // NumSeries returns the number of series in the head.
 func (v HeadView) NumSeries() int64 { return v.h.NumSeries() }

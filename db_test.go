@@ -309,7 +309,7 @@ type commitGate struct {
 	targets map[*headAppender]*pausedCommit
 }
 
-func newCommitGate(t *testing.T, h *Head) *commitGate {
+func newCommitGate(t *testing.T, h *head) *commitGate {
 	g := &commitGate{targets: map[*headAppender]*pausedCommit{}}
 	h.commitHook = func(a *headAppender, i int) {
 		g.mu.Lock()

@@ -81,10 +81,10 @@ func (t *headTombstones) get(ref SeriesRef) tombstones.Intervals {
 }
 
 // tombstones returns the head's current deletion intervals, nil if none.
-func (h *Head) tombstones() *headTombstones { return h.tombs.Load() }
+func (h *head) tombstones() *headTombstones { return h.tombs.Load() }
 
 // addTombstones installs the head's intervals plus add.
-func (h *Head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
+func (h *head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
 	if len(add) == 0 {
 		return
 	}
@@ -108,7 +108,7 @@ func (h *Head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
 
 // truncateTombstones drops intervals that end before mint and those of
 // series no longer in the head.
-func (h *Head) truncateTombstones(mint int64) {
+func (h *head) truncateTombstones(mint int64) {
 	h.tombsMu.Lock()
 	defer h.tombsMu.Unlock()
 	cur := h.tombs.Load()

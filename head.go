@@ -32,7 +32,7 @@ const (
 // Appender.Append returns it so that later appends can skip the label lookup.
 type SeriesRef uint64
 
-// Head is the in-memory block that takes all writes. It is safe for
+// head is the in-memory block that takes all writes. It is safe for
 // concurrent use.
 //
 // Locks: each memSeries has its own mutex; each stripe of the series map has
@@ -41,7 +41,7 @@ type SeriesRef uint64
 // taking one of them, except closeMu: a Commit holds its read side while it
 // logs to the WAL and takes the others, so closeMu comes first of all, and
 // nothing holding another head lock takes it.
-type Head struct {
+type head struct {
 	logger *slog.Logger
 
 	chunkRange      int64 // ms; the block range, also bounds the appendable window
@@ -120,8 +120,8 @@ type headOptions struct {
 	trackLeaks        bool  // Options.TrackLeakedAppenders
 }
 
-func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Head {
-	h := &Head{
+func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *head {
+	h := &head{
 		logger:               logger,
 		chunkRange:           o.chunkRange,
 		samplesPerChunk:      o.samplesPerChunk,
@@ -142,22 +142,22 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *Hea
 // close makes every later Commit, Append and Rollback fail with ErrClosed.
 // It waits for the commits in flight, so that the caller may close the WAL
 // when it returns.
-func (h *Head) close() {
+func (h *head) close() {
 	h.closeMu.Lock()
 	h.closed.Store(true)
 	h.closeMu.Unlock()
 }
 
 // NumSeries returns the number of series in the head.
-func (h *Head) NumSeries() int64 { return h.numSeries.Load() }
+func (h *head) NumSeries() int64 { return h.numSeries.Load() }
 
 // MinTime returns the time of the oldest committed sample, math.MaxInt64 if
 // there is none.
-func (h *Head) MinTime() int64 { return h.minTime.Load() }
+func (h *head) MinTime() int64 { return h.minTime.Load() }
 
 // MaxTime returns the time of the newest committed sample, math.MinInt64 if
 // there is none.
-func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
+func (h *head) MaxTime() int64 { return h.maxTime.Load() }
 
 // appendableMinValidTime returns the oldest timestamp the head accepts now:
 // samples must not be older than half a block range before the newest
@@ -172,7 +172,7 @@ func (h *Head) MaxTime() int64 { return h.maxTime.Load() }
 // until that sample has left the head, which takes until the wall clock
 // reaches it. Options.MaxFutureSkew rejects such samples at Append so that
 // they never get in.
-func (h *Head) appendableMinValidTime() int64 {
+func (h *head) appendableMinValidTime() int64 {
 	mv := h.minValidTime.Load()
 	if maxt := h.maxTime.Load(); maxt >= math.MinInt64+h.chunkRange/2 {
 		mv = max(mv, maxt-h.chunkRange/2)
@@ -182,7 +182,7 @@ func (h *Head) appendableMinValidTime() int64 {
 
 // appendableMaxValidTime returns the newest timestamp the head accepts now:
 // the wall clock plus MaxFutureSkew, or math.MaxInt64 without it.
-func (h *Head) appendableMaxValidTime() int64 {
+func (h *head) appendableMaxValidTime() int64 {
 	if h.maxFutureSkew <= 0 {
 		return math.MaxInt64
 	}
@@ -200,7 +200,7 @@ func (h *Head) appendableMaxValidTime() int64 {
 // range in truncMin and truncMax under rangeMu, so that truncate's result
 // includes every sample applied concurrently with its scan (see truncate).
 // Outside a truncation the cost is one atomic load.
-func (h *Head) updateTimeRange(mint, maxt int64) {
+func (h *head) updateTimeRange(mint, maxt int64) {
 	if h.truncGen.Load()&1 == 1 {
 		h.rangeMu.Lock()
 		defer h.rangeMu.Unlock()
@@ -214,7 +214,7 @@ func (h *Head) updateTimeRange(mint, maxt int64) {
 // needed. The labels are validated only when the series is new. A label
 // with an empty value is no label (as in Prometheus): {a="", b="1"} is the
 // series {b="1"}.
-func (h *Head) getOrCreate(lset labels.Labels) (*memSeries, error) {
+func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 	lset = withoutEmpty(lset)
 	hash := lset.Hash()
 	if s := h.series.getByHash(hash, lset); s != nil {
@@ -371,7 +371,7 @@ func sampleOrder(t int64, v float64, lastT int64, lastV uint64) error {
 // isolation is off. It returns the reason the sample was dropped, "" if it
 // was appended: a sample is dropped here only if another commit wrote a
 // newer or conflicting sample to the series after this one was buffered.
-func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark uint64) (reason string) {
+func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark uint64) (reason string) {
 	if t <= s.lastT {
 		switch {
 		case t < s.lastT:
@@ -398,7 +398,7 @@ func (s *memSeries) appendLocked(h *Head, t int64, v float64, id, lowWatermark u
 // cutChunkLocked closes the open chunk and opens a new one starting at t.
 // Chunks never straddle a block-range boundary, so that cutting blocks
 // from the head never splits a chunk.
-func (s *memSeries) cutChunkLocked(h *Head, t int64) {
+func (s *memSeries) cutChunkLocked(h *head, t int64) {
 	if n := len(s.chunks); n > 0 {
 		s.chunks[n-1].chunk.Compact()
 	}

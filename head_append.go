@@ -57,7 +57,7 @@ type appendBatch struct {
 // tsdb_head_open_appenders and carries a cleanup that releases the batch
 // if the appender is dropped without either.
 type headAppender struct {
-	head         *Head
+	head         *head
 	minValidTime int64 // fixed at creation: bounds the appendable window
 	// maxValidTime: later samples are too far in the future. Read from the
 	// clock at creation, and again only when a sample exceeds it, so the
@@ -78,7 +78,7 @@ type headAppender struct {
 // DB's Appender is the only way in, so that ErrClosed and ErrReadOnly
 // always apply. With h.trackLeakedAppenders it records the stack of the
 // DB.Appender call for the leak warning.
-func (h *Head) appender() *headAppender {
+func (h *head) appender() *headAppender {
 	a := &headAppender{
 		head:         h,
 		minValidTime: max(h.appendableMinValidTime(), MinSampleTime),
@@ -194,7 +194,7 @@ func (a *headAppender) track() {
 // appenderLeak is what the cleanup of a leaked Appender needs; it must not
 // reference the appender, or the appender would never be collected.
 type appenderLeak struct {
-	head    *Head
+	head    *head
 	batch   *appendBatch
 	created []uintptr
 }
@@ -360,7 +360,7 @@ func (a *headAppender) release() {
 // releaseBatch empties b (dropping its series references) and pools it
 // unless its buffer is too large to keep. No series may point at b any
 // more.
-func (h *Head) releaseBatch(b *appendBatch) {
+func (h *head) releaseBatch(b *appendBatch) {
 	if cap(b.samples) > maxPooledSamples {
 		return
 	}

@@ -22,7 +22,7 @@ const ctxCheckInterval = 128
 // [mint, maxt] visible to snap, sorted by labels. owner is kept reachable by
 // the returned set (it is the Querier whose snapshot snap is, so that the
 // snapshot cannot be released by a cleanup while the set is in use).
-func (h *Head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, tombs *headTombstones, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
+func (h *head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, tombs *headTombstones, mint, maxt int64, ms []*labels.Matcher) SeriesSet {
 	if mint > h.MaxTime() || maxt < h.MinTime() {
 		// Nothing committed in range. A commit in flight may be extending
 		// the range right now, but its samples are not visible to snap, and

@@ -8,7 +8,7 @@ import (
 // raiseMinValidTime makes the head reject samples before t from now on:
 // appends with ErrOutOfBounds, and commits in progress drop them (counted as
 // out of bounds). It never lowers the bound.
-func (h *Head) raiseMinValidTime(t int64) {
+func (h *head) raiseMinValidTime(t int64) {
 	atomicMax(&h.minValidTime, t)
 }
 
@@ -27,7 +27,7 @@ func (h *Head) raiseMinValidTime(t int64) {
 // rangeMu together with installing its result; a commit that applied its
 // samples before the scan has them counted by the scan. So MinTime never
 // exceeds the time of a committed sample.
-func (h *Head) truncate(mint int64) {
+func (h *head) truncate(mint int64) {
 	h.raiseMinValidTime(mint)
 
 	h.rangeMu.Lock()

@@ -29,7 +29,7 @@ type headMetrics struct {
 	tooFarInFuture                              prometheus.Counter
 }
 
-func newHeadMetrics(h *Head, reg prometheus.Registerer) *headMetrics {
+func newHeadMetrics(h *head, reg prometheus.Registerer) *headMetrics {
 	f := promauto.With(reg)
 	m := &headMetrics{
 		samplesAppended: f.NewCounter(prometheus.CounterOpts{

@@ -65,7 +65,7 @@ type Series interface {
 // reference on each block it reads; each Select takes references of its
 // own (a blockLease) for what it returns.
 type querier struct {
-	head   *Head
+	head   *head
 	blocks []*Block // oldest first
 	// Deletion intervals as of the querier's creation: a later Delete does
 	// not change what it returns.
@@ -99,7 +99,7 @@ type leakInfo struct {
 	created []uintptr // call stack of the creation, if tracked
 }
 
-func newQuerier(h *Head, blocks []*Block, headMint int64, logger *slog.Logger, mint, maxt int64, track bool) *querier {
+func newQuerier(h *head, blocks []*Block, headMint int64, logger *slog.Logger, mint, maxt int64, track bool) *querier {
 	q := &querier{head: h, blocks: blocks, headMint: headMint, mint: mint, maxt: maxt, snap: h.iso.snapshot(), headTombs: h.tombstones()}
 	q.blockTombs = make([]tombstones.Reader, len(blocks))
 	for i, b := range blocks {

@@ -46,7 +46,7 @@ type seriesProbe interface {
 
 // headProbe is a seriesProbe for the head as one querier reads it.
 type headProbe struct {
-	h          *Head
+	h          *head
 	snap       *readSnapshot
 	tombs      *headTombstones
 	mint, maxt int64

@@ -281,7 +281,7 @@ func segmentSpan(a, b int) string {
 // A corrupt or torn segment is repaired through w (the log is cut after the
 // last whole record); with w nil (a read-only open) replay stops there with
 // a warning and nothing is written.
-func (h *Head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) error {
+func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) error {
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
@@ -338,7 +338,7 @@ func (h *Head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 // sample of it is applied; samples go to one worker per core, chosen by
 // series, so each series' samples are applied in log order.
 type replayer struct {
-	h       *Head
+	h       *head
 	m       *walMetrics
 	dec     record.Decoder
 	series  []record.RefSeries
@@ -365,7 +365,7 @@ type replayer struct {
 // replayBatch is the number of samples sent to a worker at once.
 const replayBatch = 5000
 
-func newReplayer(h *Head, m *walMetrics) *replayer {
+func newReplayer(h *head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
 	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
 		free: make(chan []record.RefSample, 8*n)}
@@ -525,7 +525,7 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 }
 
 // raiseLastSeriesRef makes new series take refs above ref.
-func (h *Head) raiseLastSeriesRef(ref uint64) {
+func (h *head) raiseLastSeriesRef(ref uint64) {
 	atomicMaxUint64(&h.lastSeriesRef, ref)
 }
 
