@@ -19,6 +19,23 @@
 //	tsdb check DIR               offline consistency check; exit code 1 on damage
 //
 // A directory that is not a database makes them fail with exit code 1.
+//
+// # Public API, and the exception
+//
+// bench write and dump use only isotsdb's public API (package tsdb and its
+// public packages labels, chunks and vfs), and ls and analyze use it for
+// everything else they show (tsdb.OpenReadOnly, tsdb.BlockMeta). The
+// inspection commands are offline tools that, like promtool, also read the
+// on-disk formats where the public API does not reach, and these reads are
+// the documented exception:
+//
+//   - check runs package check, which reads every format itself;
+//   - analyze of a block reads the block's index with internal/index, to
+//     get every series' labels and chunk time ranges without reading the
+//     chunks or opening the database;
+//   - ls finds the WAL's newest checkpoint with internal/wlog.
+//
+// Nothing else in this command imports an internal package.
 package main
 
 import (
