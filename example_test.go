@@ -2,9 +2,11 @@ package tsdb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 
 	"github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/labels"
@@ -65,4 +67,143 @@ func Example() {
 	// before commit: 0 series
 	// {__name__="node_load1", instance="a:9100", job="node"} 1000 0.25
 	// {__name__="up", instance="a:9100", job="node"} 1000 1
+}
+
+// exampleDB opens a DB with the default options in a new temporary
+// directory; done closes it and removes the directory.
+func exampleDB() (db *tsdb.DB, dir string, done func()) {
+	dir, err := os.MkdirTemp("", "isotsdb-example")
+	if err != nil {
+		panic(err)
+	}
+	db, err = tsdb.Open(dir, nil, nil, nil)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	return db, dir, func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+// printSeries prints every sample, a line each, of the series that a new
+// Querier of db over all time selects with ms.
+func printSeries(ctx context.Context, db *tsdb.DB, ms ...*labels.Matcher) {
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		panic(err)
+	}
+	defer q.Close()
+	ss := q.Select(ctx, ms...)
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() {
+			t, v := it.At()
+			fmt.Println(ss.At().Labels(), t, v)
+		}
+		if err := it.Err(); err != nil {
+			panic(err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		panic(err)
+	}
+}
+
+// commitSamples appends one sample of ls per timestamp, value i+1 for the
+// i-th, and commits them as one transaction.
+func commitSamples(ctx context.Context, db *tsdb.DB, ls labels.Labels, ts ...int64) {
+	app := db.Appender(ctx)
+	var ref tsdb.SeriesRef
+	for i, t := range ts {
+		var err error
+		if ref, err = app.Append(ref, ls, t, float64(i+1)); err != nil {
+			panic(err)
+		}
+	}
+	if err := app.Commit(); err != nil {
+		panic(err)
+	}
+}
+
+// OpenReadOnly looks at a data directory that another DB (here in the same
+// process; usually another process) has open and is writing to: it takes
+// no lock, writes nothing and sees what the WAL and blocks held when it
+// opened.
+func ExampleOpenReadOnly() {
+	writer, dir, done := exampleDB()
+	defer done()
+	ctx := context.Background()
+	up := labels.FromStrings("__name__", "up", "job", "node")
+	commitSamples(ctx, writer, up, 1000, 2000)
+
+	reader, err := tsdb.OpenReadOnly(dir, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer reader.Close()
+	printSeries(ctx, reader, labels.MustNewMatcher(labels.MatchEqual, "job", "node"))
+
+	_, err = reader.Appender(ctx).Append(0, up, 3000, 3)
+	fmt.Println("append:", errors.Is(err, tsdb.ErrReadOnly))
+	// Output:
+	// {__name__="up", job="node"} 1000 1
+	// {__name__="up", job="node"} 2000 2
+	// append: true
+}
+
+// Snapshot copies the DB, head included, into a directory that opens as a
+// DB of its own, here read-only. The head's samples become a block there.
+func ExampleDB_Snapshot() {
+	db, dir, done := exampleDB()
+	defer done()
+	ctx := context.Background()
+	commitSamples(ctx, db, labels.FromStrings("__name__", "up", "job", "node"), 1000, 2000)
+
+	// Below the data directory, snapshots/ is the one place a snapshot may go.
+	snap := filepath.Join(dir, "snapshots", "first")
+	if err := db.Snapshot(snap, true); err != nil {
+		panic(err)
+	}
+
+	copied, err := tsdb.OpenReadOnly(snap, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer copied.Close()
+	for _, b := range copied.Blocks() {
+		fmt.Printf("block [%d, %d): %d series, %d samples\n", b.MinTime, b.MaxTime, b.Stats.NumSeries, b.Stats.NumSamples)
+	}
+	printSeries(ctx, copied, labels.MustNewMatcher(labels.MatchEqual, "job", "node"))
+	// Output:
+	// block [1000, 2001): 1 series, 2 samples
+	// {__name__="up", job="node"} 1000 1
+	// {__name__="up", job="node"} 2000 2
+}
+
+// Delete removes the samples of a time range from the series its matchers
+// select; Queriers created afterwards do not see them. CleanTombstones
+// would later rewrite the blocks without them.
+func ExampleDB_Delete() {
+	db, _, done := exampleDB()
+	defer done()
+	ctx := context.Background()
+	commitSamples(ctx, db, labels.FromStrings("__name__", "up", "job", "node", "instance", "a"), 1000, 2000, 3000)
+	commitSamples(ctx, db, labels.FromStrings("__name__", "up", "job", "node", "instance", "b"), 1000, 2000, 3000)
+
+	// Instance a's samples in [1500, 2500], that is the one at 2000.
+	err := db.Delete(ctx, 1500, 2500,
+		labels.MustNewMatcher(labels.MatchEqual, "__name__", "up"),
+		labels.MustNewMatcher(labels.MatchEqual, "instance", "a"))
+	if err != nil {
+		panic(err)
+	}
+	printSeries(ctx, db, labels.MustNewMatcher(labels.MatchEqual, "job", "node"))
+	// Output:
+	// {__name__="up", instance="a", job="node"} 1000 1
+	// {__name__="up", instance="a", job="node"} 3000 3
+	// {__name__="up", instance="b", job="node"} 1000 1
+	// {__name__="up", instance="b", job="node"} 2000 2
+	// {__name__="up", instance="b", job="node"} 3000 3
 }

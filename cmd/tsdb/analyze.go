@@ -69,7 +69,9 @@ func runAnalyze(ctx context.Context, cfg analyzeConfig, stdout, stderr io.Writer
 const ctxCheckEvery = 1024
 
 // analyzeBlock reads the series of a block from its index: labels and the
-// time range of their chunks. It does not read the chunks.
+// time range of their chunks. It does not read the chunks. Reading the
+// index file directly is a format read past the public API: see "the
+// exception" in main.go.
 func analyzeBlock(ctx context.Context, b diskBlock) (*cardinality, error) {
 	ix, err := index.NewFileReader(vfs.OS(), filepath.Join(b.dir, "index"))
 	if err != nil {

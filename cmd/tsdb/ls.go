@@ -89,6 +89,7 @@ func walSummary(dir string) string {
 	if n > 0 {
 		s = fmt.Sprintf("%s (%08d to %08d, %s)", plural(n, "segment"), first, last, humanize.IBytes(uint64(size)))
 	}
+	// A format read past the public API: see "the exception" in main.go.
 	cp, _, err := wlog.LastCheckpoint(vfs.OS(), dir)
 	switch {
 	case err == nil:

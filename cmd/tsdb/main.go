@@ -5,8 +5,10 @@
 // runs the project's write benchmark: it ingests scrapes of real-world
 // label sets into a fresh database, reports throughput, CPU, memory, disk
 // use and query latencies, and checks that reads running during writes see
-// whole commits only. Run it from the repository root (go run ./cmd/tsdb
-// bench write) so that the default --series-file is found.
+// whole commits only. Its data set, the 20,000 label sets of the
+// repository's testdata/20kseries.json, is built into the binary
+// (gzipped, see corpus.go), so it runs from any directory; --series-file
+// reads another file instead.
 //
 // The inspection commands look at a data directory without changing it
 // (no lock, nothing written), even while another process has it open:
@@ -17,6 +19,23 @@
 //	tsdb check DIR               offline consistency check; exit code 1 on damage
 //
 // A directory that is not a database makes them fail with exit code 1.
+//
+// # Public API, and the exception
+//
+// bench write and dump use only isotsdb's public API (package tsdb and its
+// public packages labels, chunks and vfs), and ls and analyze use it for
+// everything else they show (tsdb.OpenReadOnly, tsdb.BlockMeta). The
+// inspection commands are offline tools that, like promtool, also read the
+// on-disk formats where the public API does not reach, and these reads are
+// the documented exception:
+//
+//   - check runs package check, which reads every format itself;
+//   - analyze of a block reads the block's index with internal/index, to
+//     get every series' labels and chunk time ranges without reading the
+//     chunks or opening the database;
+//   - ls finds the WAL's newest checkpoint with internal/wlog.
+//
+// Nothing else in this command imports an internal package.
 package main
 
 import (
@@ -58,8 +77,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cfg benchWriteConfig
 	benchWriteCmd.Flag("out", "Data directory (must be empty or absent; kept afterwards). Default: a temporary directory, removed at the end.").
 		StringVar(&cfg.out)
-	benchWriteCmd.Flag("series-file", "Label sets to ingest, one JSON object per line.").
-		Default("testdata/20kseries.json").StringVar(&cfg.seriesFile)
+	benchWriteCmd.Flag("series-file", "Label sets to ingest, one JSON object per line. "+
+		"Default: the built-in copy of the repository's testdata/20kseries.json.").
+		StringVar(&cfg.seriesFile)
 	benchWriteCmd.Flag("series", "Number of series, in targets of 500 with their own instance label (the file is reused if it is shorter).").
 		Default("20000").IntVar(&cfg.series)
 	benchWriteCmd.Flag("rounds", "Scrapes of every target, 15 s of sample time apart.").

@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 
 	tsdb "github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/labels"
@@ -112,23 +111,27 @@ type target struct {
 	rng      *rand.Rand // drives gens; seeded per target
 }
 
-// loadLabelSets reads n label sets from path, one JSON object per line.
-// Duplicate lines are skipped. When the file has fewer than n distinct sets
-// it is read again from the top: the instance label that newTargets adds
-// keeps the repeats distinct, as long as the file holds at least one
+// loadLabelSets reads n label sets, one JSON object per line, from the file
+// at path or, if path is "", from the built-in corpus (openSeries).
+// Duplicate lines are skipped. When the source has fewer than n distinct
+// sets it is used again from the top: the instance label that newTargets
+// adds keeps the repeats distinct, as long as the source holds at least one
 // target's worth of sets.
-func loadLabelSets(path string, n int) ([]labels.Labels, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("series file %s does not exist (run from the repository root, or pass --series-file): %w", path, err)
-	}
+func loadLabelSets(path string, n int) (_ []labels.Labels, err error) {
+	r, name, err := openSeries(path)
 	if err != nil {
-		return nil, fmt.Errorf("open series file: %w", err)
+		return nil, err
 	}
-	defer f.Close()
+	defer func() { err = errors.Join(err, r.Close()) }()
+	return readLabelSets(r, name, n)
+}
+
+// readLabelSets does the work of loadLabelSets on r; name is what error
+// messages call r.
+func readLabelSets(r io.Reader, name string, n int) ([]labels.Labels, error) {
 	var sets []labels.Labels
 	seen := map[string]struct{}{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLabelSetLine)
 	for line := 1; sc.Scan() && len(sets) < n; line++ {
 		if len(sc.Bytes()) == 0 {
@@ -136,10 +139,10 @@ func loadLabelSets(path string, n int) ([]labels.Labels, error) {
 		}
 		var ls labels.Labels
 		if err := json.Unmarshal(sc.Bytes(), &ls); err != nil {
-			return nil, fmt.Errorf("series file %s line %d: %w", path, line, err)
+			return nil, fmt.Errorf("%s line %d: %w", name, line, err)
 		}
 		if ls.IsEmpty() {
-			return nil, fmt.Errorf("series file %s line %d: empty label set", path, line)
+			return nil, fmt.Errorf("%s line %d: empty label set", name, line)
 		}
 		key := ls.String()
 		if _, dup := seen[key]; dup {
@@ -149,13 +152,13 @@ func loadLabelSets(path string, n int) ([]labels.Labels, error) {
 		sets = append(sets, ls)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read series file %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if len(sets) == 0 {
-		return nil, fmt.Errorf("series file %s holds no label sets", path)
+		return nil, fmt.Errorf("%s holds no label sets", name)
 	}
 	if len(sets) < n && len(sets) < seriesPerTarget {
-		return nil, fmt.Errorf("series file %s holds %d distinct label sets; %d series need at least %d to repeat it", path, len(sets), n, seriesPerTarget)
+		return nil, fmt.Errorf("%s holds %d distinct label sets; %d series need at least %d to repeat it", name, len(sets), n, seriesPerTarget)
 	}
 	distinct := len(sets)
 	for i := distinct; i < n; i++ {

@@ -19,7 +19,7 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
-const seriesFile = "../testdata/20kseries.json"
+const seriesFile = "../../testdata/20kseries.json"
 
 var (
 	load20kOnce sync.Once
