@@ -9,13 +9,6 @@ import (
 	"path/filepath"
 )
 
-// ErrNotTSDB is returned by OpenReadOnly for a directory that holds no
-// database (neither a WAL nor a block).
-var ErrNotTSDB = errors.New("tsdb: not a TSDB data directory")
-
-// ErrReadOnly is returned by writes to a DB opened with OpenReadOnly.
-var ErrReadOnly = errors.New("tsdb: read-only DB")
-
 // OpenReadOnly opens the database in dir for reading only: it takes no
 // lock and writes nothing (it does not repair the WAL, remove leftovers or
 // compact), so it can look at a directory another process has open. It

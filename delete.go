@@ -47,9 +47,6 @@ import (
 // A Querier sees the deletions made before it was created: it keeps the
 // tombstones it started with, like the rest of its snapshot.
 
-// ErrInvalidDelete is returned for a Delete without matchers.
-var ErrInvalidDelete = errors.New("tsdb: delete needs at least one matcher")
-
 // deleteIntentFile holds a Delete in progress.
 const deleteIntentFile = "delete-intent.json"
 

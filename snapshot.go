@@ -20,10 +20,6 @@ import (
 // snapshots.
 const snapshotsDirname = "snapshots"
 
-// ErrInvalidSnapshotDir is returned by Snapshot for a directory that is not
-// empty or lies inside the data directory.
-var ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
-
 // Snapshot writes a consistent copy of the DB into dir while it keeps
 // taking writes. dir must not exist or be empty, and must lie outside the
 // data directory (except below its snapshots/ directory, Prometheus's
