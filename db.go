@@ -17,7 +17,6 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -484,16 +483,6 @@ func (db *DB) closeBlocks() error {
 		errs = append(errs, b.close())
 	}
 	return errors.Join(errs...)
-}
-
-// wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
-func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
-	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
-}
-
-// deleteCheckpoints removes the checkpoints older than index upTo.
-func deleteCheckpoints(db *DB, upTo int) error {
-	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
 
 // ctxMutex is a mutual-exclusion lock whose waiters can be cancelled
