@@ -19,16 +19,11 @@ import (
 // (wrapped): the blocks rewritten so far stay rewritten, the rest keep
 // their tombstones, and queries return the same either way.
 func (db *DB) CleanTombstones(ctx context.Context) error {
-	if db.readOnly {
-		return ErrReadOnly
+	release, err := db.beginAdmin(ctx, opCleanTombstones)
+	if err != nil {
+		return err
 	}
-	if err := db.cmtx.lock(ctx); err != nil {
-		return fmt.Errorf("tsdb: clean tombstones: %w", err)
-	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
+	defer release()
 	for _, m := range db.Blocks() {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("tsdb: clean tombstones: %w", err)

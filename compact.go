@@ -65,16 +65,11 @@ func blockRanges(minRange, maxRange int64) []int64 {
 // gives up with ctx.Err() if ctx ends while it waits for another
 // compaction, Delete or CleanTombstones to finish.
 func (db *DB) Compact(ctx context.Context) error {
-	if db.readOnly {
-		return ErrReadOnly
-	}
-	if err := db.cmtx.lock(ctx); err != nil {
+	release, err := db.beginAdmin(ctx, opCompact)
+	if err != nil {
 		return err
 	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
+	defer release()
 	if err := db.finishTruncation(ctx); err != nil {
 		db.metrics.compactionsFailed.Inc()
 		return fmt.Errorf("tsdb: compact head: %w", err)
@@ -91,7 +86,7 @@ func (db *DB) Compact(ctx context.Context) error {
 	// Retention runs even if block compaction fails: a failure must not
 	// keep the blocks that retention deletes (it may delete the very block
 	// that made compaction fail).
-	err := db.compactBlocks(ctx)
+	err = db.compactBlocks(ctx)
 	if err != nil {
 		db.metrics.compactionsFailed.Inc()
 		err = fmt.Errorf("tsdb: compact blocks: %w", err)

@@ -370,6 +370,49 @@ func (db *DB) isClosed() bool {
 	return db.closed
 }
 
+// adminOp describes one of the DB's operations that hold cmtx throughout
+// (Compact, Delete, CleanTombstones, Snapshot), for beginAdmin.
+type adminOp struct {
+	// name wraps the error of a wait for cmtx that ctx ended, as
+	// "tsdb: name: ctx's error"; empty, the error is returned as it is.
+	name string
+	// readOnlyOK: the operation writes nothing in the data directory, so
+	// a DB opened with OpenReadOnly runs it too.
+	readOnlyOK bool
+}
+
+// The operations that begin with beginAdmin.
+var (
+	opCompact         = adminOp{}
+	opDelete          = adminOp{name: "delete"}
+	opCleanTombstones = adminOp{name: "clean tombstones"}
+	opSnapshot        = adminOp{name: "snapshot", readOnlyOK: true}
+)
+
+// beginAdmin is the common start of the operations that hold cmtx. In
+// this order, it returns ErrReadOnly on a DB opened with OpenReadOnly
+// (unless op.readOnlyOK) without waiting for anything; it takes cmtx,
+// waiting for whoever holds it (compaction, Delete, CleanTombstones,
+// Snapshot or Close), and gives up with ctx's error (wrapped as op says)
+// if ctx is done first; it returns ErrClosed, not holding cmtx, if the DB
+// is closed. Otherwise the caller holds cmtx until it calls release.
+func (db *DB) beginAdmin(ctx context.Context, op adminOp) (release func(), err error) {
+	if db.readOnly && !op.readOnlyOK {
+		return nil, ErrReadOnly
+	}
+	if err := db.cmtx.lock(ctx); err != nil {
+		if op.name == "" {
+			return nil, err
+		}
+		return nil, fmt.Errorf("tsdb: %s: %w", op.name, err)
+	}
+	if db.isClosed() {
+		db.cmtx.unlock()
+		return nil, ErrClosed
+	}
+	return db.cmtx.unlock, nil
+}
+
 // Appender returns a new transaction. On a closed DB, its methods return
 // ErrClosed.
 func (db *DB) Appender(_ context.Context) Appender {

@@ -76,16 +76,11 @@ func (db *DB) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matche
 	if mint > maxt {
 		return fmt.Errorf("%w: mint %d > maxt %d", ErrInvalidTimeRange, mint, maxt)
 	}
-	if db.readOnly {
-		return ErrReadOnly
+	release, err := db.beginAdmin(ctx, opDelete)
+	if err != nil {
+		return err
 	}
-	if err := db.cmtx.lock(ctx); err != nil {
-		return fmt.Errorf("tsdb: delete: %w", err)
-	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
+	defer release()
 	in := deleteIntent{Mint: mint, Maxt: maxt}
 	for _, m := range ms {
 		in.Matchers = append(in.Matchers, intentMatch{Type: m.Type, Name: m.Name, Value: m.Value})
