@@ -72,16 +72,35 @@ type DB struct {
 // for damage), replays the WAL into the head, completes a Delete a crash
 // interrupted and starts background compaction.
 func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options) (*DB, error) {
+	return open(dir, logger, reg, opts, false)
+}
+
+// open assembles the DB for Open and, with readOnly, for OpenReadOnly. A
+// read-only DB takes no lock and writes nothing: it requires a directory
+// that holds a database (probeDataDir) instead of creating one, loadBlocks
+// leaves leftovers and replaced blocks alone, the WAL is only read
+// (replayWALReadOnly), no interrupted Delete is resumed, and nothing runs
+// in the background (stopc stays nil).
+func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options, readOnly bool) (*DB, error) {
 	o := opts.withDefaults()
+	if readOnly {
+		o.NoLockfile = true
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := createDir(o.FS, dir); err != nil {
+	hasWAL := false
+	if readOnly {
+		var err error
+		if hasWAL, err = probeDataDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
-	db := &DB{
-		dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64,
-		compactc: make(chan struct{}, 1), stopc: make(chan struct{}),
+	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly}
+	if !readOnly {
+		db.compactc, db.stopc = make(chan struct{}, 1), make(chan struct{})
 	}
 	if !o.NoLockfile {
 		l, err := o.FS.Lock(filepath.Join(dir, "lock"))
@@ -96,15 +115,24 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
-		trackLeaks:        o.TrackLeakedAppenders,
+		trackLeaks:        o.TrackLeakedAppenders && !readOnly, // a read-only DB makes no head appenders
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
+		if readOnly {
+			return nil, err // no lock to release
+		}
 		return nil, errors.Join(err, db.releaseLock())
 	}
 	if maxt := db.lastBlockMaxTimeLocked(); maxt != math.MinInt64 {
 		db.headMint = maxt
 		db.head.raiseMinValidTime(maxt)
+	}
+	if readOnly {
+		if err := db.replayWALReadOnly(hasWAL); err != nil {
+			return nil, errors.Join(err, db.closeBlocks())
+		}
+		return db, nil
 	}
 	if !o.NoWAL {
 		db.walMetrics = newWALMetrics(reg)
