@@ -3,24 +3,22 @@ package tsdb
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
-
-	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/internal/index"
-	"github.com/isotsdb/tsdb/internal/tombstones"
-	"github.com/isotsdb/tsdb/labels"
-	"github.com/isotsdb/tsdb/vfs"
 )
 
+// Compaction.
+//
+// DB.Compact runs head compaction (compact_head.go), then block compaction
+// (planning which blocks to merge, merging a group into one block, marking
+// a block whose data is damaged as failed) and retention (retention.go).
+// The DB runs it in the background; every run holds cmtx.
+//
 // Block ranges. Blocks cut from the head span MinBlockDuration (2h by
 // default), aligned to multiples of it since the Unix epoch; compaction
 // merges adjacent blocks into ranges three times larger (2h, 6h, 18h, ...)
@@ -46,199 +44,6 @@ func blockRanges(minRange, maxRange int64) []int64 {
 	return rs
 }
 
-// newULID returns a new block ID.
-func newULID() ulid.ULID {
-	return ulid.MustNew(ulid.Now(), rand.Reader)
-}
-
-// writtenSeries is a series whose chunks are written, waiting for the index.
-type writtenSeries struct {
-	lset  labels.Labels
-	metas []index.ChunkMeta
-}
-
-// writeBlock writes the series of ss, each restricted to [meta.MinTime,
-// meta.MaxTime), as a new block in parent. ss must be sorted by labels. It
-// returns false, and writes nothing, if there are no samples.
-func writeBlock(fsys vfs.FS, parent string, meta BlockMeta, ss SeriesSet, samplesPerChunk int) (bool, error) {
-	meta.Version = metaVersion1
-	tmp := filepath.Join(parent, tmpPrefix+meta.ULID.String()+"-for-creation")
-	if err := fsys.RemoveAll(tmp); err != nil {
-		return false, err
-	}
-	if err := fsys.MkdirAll(tmp, 0o777); err != nil {
-		return false, err
-	}
-	ok, err := writeBlockTmp(fsys, tmp, &meta, ss, samplesPerChunk)
-	if err != nil || !ok {
-		return false, errors.Join(err, fsys.RemoveAll(tmp))
-	}
-	final := filepath.Join(parent, meta.ULID.String())
-	if err := fsys.Rename(tmp, final); err != nil {
-		return false, errors.Join(err, fsys.RemoveAll(tmp))
-	}
-	if err := fsys.SyncDir(parent); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
-func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, samplesPerChunk int) (ok bool, err error) {
-	cw, err := chunks.NewSegmentWriter(fsys, filepath.Join(dir, chunksDirname))
-	if err != nil {
-		return false, fmt.Errorf("create chunks: %w", err)
-	}
-	defer func() {
-		if cw != nil {
-			err = errors.Join(err, cw.Close())
-		}
-	}()
-	var (
-		series []writtenSeries
-		it     chunks.Iterator
-		batch  []chunks.Meta
-	)
-	for ss.Next() {
-		s := ss.At()
-		if batch, it, err = blockChunks(s, meta, samplesPerChunk, batch[:0], it); err != nil {
-			return false, fmt.Errorf("read %s: %w", s.Labels(), err)
-		}
-		if len(batch) == 0 {
-			continue
-		}
-		if err := cw.WriteChunks(batch...); err != nil {
-			return false, fmt.Errorf("write chunks: %w", err)
-		}
-		ws := writtenSeries{lset: s.Labels(), metas: make([]index.ChunkMeta, len(batch))}
-		for i, m := range batch {
-			ws.metas[i] = index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime}
-		}
-		meta.Stats.NumChunks += uint64(len(batch))
-		series = append(series, ws)
-	}
-	if err := ss.Err(); err != nil {
-		return false, err
-	}
-	if len(series) == 0 {
-		return false, nil
-	}
-	err, cw = cw.Close(), nil
-	if err != nil {
-		return false, fmt.Errorf("close chunks: %w", err)
-	}
-	meta.Stats.NumSeries = uint64(len(series))
-
-	if err := writeIndex(fsys, filepath.Join(dir, indexFilename), series); err != nil {
-		return false, fmt.Errorf("write index: %w", err)
-	}
-	if _, err := tombstones.WriteFile(fsys, dir, tombstones.NewMemTombstones()); err != nil {
-		return false, fmt.Errorf("write tombstones: %w", err)
-	}
-	if err := writeMeta(fsys, dir, meta); err != nil {
-		return false, fmt.Errorf("write meta.json: %w", err)
-	}
-	if err := fsys.SyncDir(dir); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
-// wholeChunker is a series that can hand its chunks to a block writer as
-// they are, without decoding them.
-type wholeChunker interface {
-	// wholeChunks appends to buf the series' chunks if all of them lie in
-	// [mint, maxt), hold at most samplesPerChunk samples each, are final
-	// (not open to appends) and hold no sample the reader must not see;
-	// it returns them with their number of samples, or ok false (and buf
-	// unspecified) if any of that does not hold.
-	wholeChunks(mint, maxt int64, samplesPerChunk int, buf []chunks.Meta) (_ []chunks.Meta, samples int, ok bool)
-}
-
-// blockChunks appends to batch the chunks of s for the block: its own
-// chunks if it can hand them over whole (wholeChunker), else its samples in
-// [meta.MinTime, meta.MaxTime) encoded into new chunks. It counts the
-// samples in meta. it is an iterator to recycle, returned for the next call.
-func blockChunks(s Series, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta, it chunks.Iterator) ([]chunks.Meta, chunks.Iterator, error) {
-	if wc, ok := s.(wholeChunker); ok {
-		if b, n, ok := wc.wholeChunks(meta.MinTime, meta.MaxTime, samplesPerChunk, batch); ok {
-			meta.Stats.NumSamples += uint64(n)
-			return b, it, nil
-		}
-	}
-	it = s.Iterator(it)
-	batch, err := reencode(it, meta, samplesPerChunk, batch)
-	return batch, it, err
-}
-
-// reencode appends to batch the samples of it in [meta.MinTime,
-// meta.MaxTime), encoded into new chunks of at most samplesPerChunk
-// samples, and counts them in meta.
-func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta) ([]chunks.Meta, error) {
-	var (
-		c   *chunks.XORChunk
-		app *chunks.XORAppender
-		err error
-	)
-	for it.Next() {
-		t, v := it.At()
-		if t < meta.MinTime || t >= meta.MaxTime {
-			continue
-		}
-		if c == nil || c.NumSamples() >= samplesPerChunk {
-			c = chunks.NewXORChunk()
-			if app, err = c.XORAppender(); err != nil {
-				return batch, err
-			}
-			batch = append(batch, chunks.Meta{Chunk: c, MinTime: t})
-		}
-		app.Append(t, v)
-		batch[len(batch)-1].MaxTime = t
-		meta.Stats.NumSamples++
-	}
-	return batch, it.Err()
-}
-
-// writeIndex writes the index of series, which are sorted by labels.
-func writeIndex(fsys vfs.FS, path string, series []writtenSeries) error {
-	syms := map[string]struct{}{}
-	for _, s := range series {
-		s.lset.Range(func(l labels.Label) {
-			syms[l.Name] = struct{}{}
-			syms[l.Value] = struct{}{}
-		})
-	}
-	sorted := make([]string, 0, len(syms))
-	for s := range syms {
-		sorted = append(sorted, s)
-	}
-	slices.Sort(sorted)
-	w, err := index.NewWriter(fsys, path)
-	if err != nil {
-		return err
-	}
-	for _, s := range sorted {
-		if err := w.AddSymbol(s); err != nil {
-			return errors.Join(err, w.Close())
-		}
-	}
-	for i, s := range series {
-		if err := w.AddSeries(uint64(i+1), s.lset, s.metas...); err != nil {
-			return errors.Join(err, w.Close())
-		}
-	}
-	return w.Close()
-}
-
-// compactable reports whether the head spans more than 1.5 block ranges,
-// so that its oldest range can be written to a block.
-func (h *head) compactable() bool {
-	mint, maxt := h.MinTime(), h.MaxTime()
-	if mint == math.MaxInt64 {
-		return false
-	}
-	return maxt-mint > h.chunkRange/2*3
-}
-
 // Compact writes every head range that is due into a block, truncates the
 // head, compacts blocks into larger ranges and applies retention. It is
 // safe to call at any time; compactions are serialized.
@@ -260,16 +65,11 @@ func (h *head) compactable() bool {
 // gives up with ctx.Err() if ctx ends while it waits for another
 // compaction, Delete or CleanTombstones to finish.
 func (db *DB) Compact(ctx context.Context) error {
-	if db.readOnly {
-		return ErrReadOnly
-	}
-	if err := db.cmtx.lock(ctx); err != nil {
+	release, err := db.beginAdmin(ctx, opCompact)
+	if err != nil {
 		return err
 	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
+	defer release()
 	if err := db.finishTruncation(ctx); err != nil {
 		db.metrics.compactionsFailed.Inc()
 		return fmt.Errorf("tsdb: compact head: %w", err)
@@ -286,125 +86,12 @@ func (db *DB) Compact(ctx context.Context) error {
 	// Retention runs even if block compaction fails: a failure must not
 	// keep the blocks that retention deletes (it may delete the very block
 	// that made compaction fail).
-	err := db.compactBlocks(ctx)
+	err = db.compactBlocks(ctx)
 	if err != nil {
 		db.metrics.compactionsFailed.Inc()
 		err = fmt.Errorf("tsdb: compact blocks: %w", err)
 	}
 	return errors.Join(err, db.applyRetention())
-}
-
-// compactHead moves the head's oldest block range into a block. The caller
-// holds cmtx.
-//
-// Isolation: the range is closed to appends first (minValidTime), then the
-// commits already in flight are waited for, so the block holds whole
-// commits only. The block is published for new queriers, which read the
-// head only from its end on; the head is truncated once every querier
-// created before the publication (which still reads the range from the
-// head) is closed, so no querier sees samples appear or disappear.
-func (db *DB) compactHead(ctx context.Context) error {
-	h := db.head
-	start := time.Now()
-	r := h.chunkRange
-	db.mu.RLock()
-	headMint := db.headMint
-	db.mu.RUnlock()
-	// The head holds nothing before headMint (that is in blocks; truncation
-	// and WAL replay drop it); the clamp only makes sure a range is never
-	// written twice.
-	mint := max(h.MinTime(), headMint)
-	maxt := rangeEnd(mint, r) // exclusive
-	h.raiseMinValidTime(maxt)
-	if err := h.iso.waitForCommitsBefore(ctx, h.iso.highWatermark()); err != nil {
-		return err
-	}
-	meta := BlockMeta{ULID: newULID(), MinTime: maxt - r, MaxTime: maxt}
-	meta.Compaction.Level = 1
-	meta.Compaction.Sources = []ulid.ULID{meta.ULID}
-	ss := h.selectSeries(ctx, nil, nil, h.tombstones(), meta.MinTime, maxt-1, nil)
-	written, err := writeBlock(db.fs, db.dir, meta, ss, h.samplesPerChunk)
-	if err != nil {
-		return err
-	}
-	if written {
-		if err := db.loadNewBlock(meta.ULID); err != nil {
-			return err
-		}
-	}
-	db.setHeadMint(maxt)
-	// From here on the range is the block's: if the truncation below is
-	// interrupted, the next Compact resumes it rather than writing the
-	// range again.
-	db.pendingTrunc = &pendingTruncation{mint: maxt, readSeq: h.iso.nextReadSeq()}
-	db.metrics.compactions.Inc()
-	db.metrics.compactionDuration.Observe(time.Since(start).Seconds())
-	return db.finishTruncation(ctx)
-}
-
-// pendingTruncation is a head truncation whose block is published (and
-// headMint raised) but which has not been done yet.
-type pendingTruncation struct {
-	mint int64 // truncate the head before this time
-	// readSeq: the queriers created before it (that is, before the block
-	// was published) may still read the range from the head.
-	readSeq uint64
-}
-
-// finishTruncation does the pending head truncation, if any: it waits for
-// the queriers that may still read the range from the head (or for ctx),
-// then truncates. On error the truncation stays pending. The caller holds
-// cmtx.
-func (db *DB) finishTruncation(ctx context.Context) error {
-	p := db.pendingTrunc
-	if p == nil {
-		return nil
-	}
-	if err := db.head.iso.waitForReadsBefore(ctx, p.readSeq); err != nil {
-		return err
-	}
-	if err := db.truncateHead(p.mint); err != nil {
-		return err
-	}
-	db.pendingTrunc = nil
-	return nil
-}
-
-// truncateHead drops head data before mint and checkpoints the WAL.
-func (db *DB) truncateHead(mint int64) error {
-	h := db.head
-	h.truncate(mint)
-	db.metrics.headTruncations.Inc()
-	if h.wal == nil {
-		return nil
-	}
-	first, last, err := h.wal.Segments()
-	if err != nil {
-		return err
-	}
-	// Checkpoint the older two thirds of the segments; the newest stay as
-	// they are (they hold mostly data still in the head).
-	last = first + (last-first)*2/3
-	if last <= first {
-		if _, err := h.wal.NextSegment(); err != nil {
-			return err
-		}
-		if first, last, err = h.wal.Segments(); err != nil {
-			return err
-		}
-		last--
-	}
-	if last < first {
-		return nil
-	}
-	keep := func(ref uint64) bool { return h.series.getByRef(SeriesRef(ref)) != nil }
-	if _, err := wlogCheckpoint(db, first, last, keep, mint); err != nil {
-		return fmt.Errorf("checkpoint WAL: %w", err)
-	}
-	if err := h.wal.Truncate(last + 1); err != nil {
-		return fmt.Errorf("truncate WAL: %w", err)
-	}
-	return deleteCheckpoints(db, last)
 }
 
 // compactBlocks merges blocks into larger ranges while a plan exists. The
@@ -574,6 +261,3 @@ func (db *DB) compactGroup(ctx context.Context, group []BlockMeta) error {
 	db.metrics.compactionDuration.Observe(time.Since(start).Seconds())
 	return db.deleteBlocks(group)
 }
-
-// isTmpDir reports whether name is a leftover of an interrupted write.
-func isTmpDir(name string) bool { return strings.HasPrefix(name, tmpPrefix) }

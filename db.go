@@ -17,7 +17,6 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -73,16 +72,35 @@ type DB struct {
 // for damage), replays the WAL into the head, completes a Delete a crash
 // interrupted and starts background compaction.
 func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options) (*DB, error) {
+	return open(dir, logger, reg, opts, false)
+}
+
+// open assembles the DB for Open and, with readOnly, for OpenReadOnly. A
+// read-only DB takes no lock and writes nothing: it requires a directory
+// that holds a database (probeDataDir) instead of creating one, loadBlocks
+// leaves leftovers and replaced blocks alone, the WAL is only read
+// (replayWALReadOnly), no interrupted Delete is resumed, and nothing runs
+// in the background (stopc stays nil).
+func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options, readOnly bool) (*DB, error) {
 	o := opts.withDefaults()
+	if readOnly {
+		o.NoLockfile = true
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := createDir(o.FS, dir); err != nil {
+	hasWAL := false
+	if readOnly {
+		var err error
+		if hasWAL, err = probeDataDir(o.FS, dir); err != nil {
+			return nil, err
+		}
+	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
-	db := &DB{
-		dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64,
-		compactc: make(chan struct{}, 1), stopc: make(chan struct{}),
+	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly}
+	if !readOnly {
+		db.compactc, db.stopc = make(chan struct{}, 1), make(chan struct{})
 	}
 	if !o.NoLockfile {
 		l, err := o.FS.Lock(filepath.Join(dir, "lock"))
@@ -97,15 +115,24 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
-		trackLeaks:        o.TrackLeakedAppenders,
+		trackLeaks:        o.TrackLeakedAppenders && !readOnly, // a read-only DB makes no head appenders
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
+		if readOnly {
+			return nil, err // no lock to release
+		}
 		return nil, errors.Join(err, db.releaseLock())
 	}
 	if maxt := db.lastBlockMaxTimeLocked(); maxt != math.MinInt64 {
 		db.headMint = maxt
 		db.head.raiseMinValidTime(maxt)
+	}
+	if readOnly {
+		if err := db.replayWALReadOnly(hasWAL); err != nil {
+			return nil, errors.Join(err, db.closeBlocks())
+		}
+		return db, nil
 	}
 	if !o.NoWAL {
 		db.walMetrics = newWALMetrics(reg)
@@ -371,6 +398,49 @@ func (db *DB) isClosed() bool {
 	return db.closed
 }
 
+// adminOp describes one of the DB's operations that hold cmtx throughout
+// (Compact, Delete, CleanTombstones, Snapshot), for beginAdmin.
+type adminOp struct {
+	// name wraps the error of a wait for cmtx that ctx ended, as
+	// "tsdb: name: ctx's error"; empty, the error is returned as it is.
+	name string
+	// readOnlyOK: the operation writes nothing in the data directory, so
+	// a DB opened with OpenReadOnly runs it too.
+	readOnlyOK bool
+}
+
+// The operations that begin with beginAdmin.
+var (
+	opCompact         = adminOp{}
+	opDelete          = adminOp{name: "delete"}
+	opCleanTombstones = adminOp{name: "clean tombstones"}
+	opSnapshot        = adminOp{name: "snapshot", readOnlyOK: true}
+)
+
+// beginAdmin is the common start of the operations that hold cmtx. In
+// this order, it returns ErrReadOnly on a DB opened with OpenReadOnly
+// (unless op.readOnlyOK) without waiting for anything; it takes cmtx,
+// waiting for whoever holds it (compaction, Delete, CleanTombstones,
+// Snapshot or Close), and gives up with ctx's error (wrapped as op says)
+// if ctx is done first; it returns ErrClosed, not holding cmtx, if the DB
+// is closed. Otherwise the caller holds cmtx until it calls release.
+func (db *DB) beginAdmin(ctx context.Context, op adminOp) (release func(), err error) {
+	if db.readOnly && !op.readOnlyOK {
+		return nil, ErrReadOnly
+	}
+	if err := db.cmtx.lock(ctx); err != nil {
+		if op.name == "" {
+			return nil, err
+		}
+		return nil, fmt.Errorf("tsdb: %s: %w", op.name, err)
+	}
+	if db.isClosed() {
+		db.cmtx.unlock()
+		return nil, ErrClosed
+	}
+	return db.cmtx.unlock, nil
+}
+
 // Appender returns a new transaction. On a closed DB, its methods return
 // ErrClosed.
 func (db *DB) Appender(_ context.Context) Appender {
@@ -484,16 +554,6 @@ func (db *DB) closeBlocks() error {
 		errs = append(errs, b.close())
 	}
 	return errors.Join(errs...)
-}
-
-// wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
-func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
-	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
-}
-
-// deleteCheckpoints removes the checkpoints older than index upTo.
-func deleteCheckpoints(db *DB, upTo int) error {
-	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
 }
 
 // ctxMutex is a mutual-exclusion lock whose waiters can be cancelled

@@ -21,9 +21,10 @@ import (
 //
 // Delete marks time ranges of series deleted: in each block they overlap
 // (its tombstones file, rewritten atomically) and in the head (in memory,
-// made durable by a Tombstones record in the WAL). Queries never return
-// deleted samples; head compaction leaves them out of the block it writes
-// and CleanTombstones rewrites blocks without them.
+// head_tombstones.go, made durable by a Tombstones record in the WAL).
+// Queries never return deleted samples; head compaction leaves them out of
+// the block it writes and CleanTombstones (clean_tombstones.go) rewrites
+// blocks without them.
 //
 // A Delete touches several files, so it first writes its request to a
 // small intent file in the data directory; Open applies a leftover intent
@@ -47,9 +48,6 @@ import (
 // A Querier sees the deletions made before it was created: it keeps the
 // tombstones it started with, like the rest of its snapshot.
 
-// ErrInvalidDelete is returned for a Delete without matchers.
-var ErrInvalidDelete = errors.New("tsdb: delete needs at least one matcher")
-
 // deleteIntentFile holds a Delete in progress.
 const deleteIntentFile = "delete-intent.json"
 
@@ -66,76 +64,6 @@ type intentMatch struct {
 	Value string           `json:"value"`
 }
 
-// headTombstones are the head's deletion intervals. A value is never
-// modified: Delete and truncation install a new one.
-type headTombstones struct {
-	m map[SeriesRef]tombstones.Intervals
-}
-
-// get returns the intervals of series ref (nil-safe).
-func (t *headTombstones) get(ref SeriesRef) tombstones.Intervals {
-	if t == nil {
-		return nil
-	}
-	return t.m[ref]
-}
-
-// tombstones returns the head's current deletion intervals, nil if none.
-func (h *head) tombstones() *headTombstones { return h.tombs.Load() }
-
-// addTombstones installs the head's intervals plus add.
-func (h *head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
-	if len(add) == 0 {
-		return
-	}
-	h.tombsMu.Lock()
-	defer h.tombsMu.Unlock()
-	next := &headTombstones{m: map[SeriesRef]tombstones.Intervals{}}
-	if cur := h.tombs.Load(); cur != nil {
-		for ref, itvs := range cur.m {
-			next.m[ref] = itvs
-		}
-	}
-	for ref, itvs := range add {
-		cur := next.m[ref]
-		for _, iv := range itvs {
-			cur = cur.Add(iv)
-		}
-		next.m[ref] = cur
-	}
-	h.tombs.Store(next)
-}
-
-// truncateTombstones drops intervals that end before mint and those of
-// series no longer in the head.
-func (h *head) truncateTombstones(mint int64) {
-	h.tombsMu.Lock()
-	defer h.tombsMu.Unlock()
-	cur := h.tombs.Load()
-	if cur == nil {
-		return
-	}
-	next := &headTombstones{m: map[SeriesRef]tombstones.Intervals{}}
-	for ref, itvs := range cur.m {
-		if h.series.getByRef(ref) == nil {
-			continue
-		}
-		var keep tombstones.Intervals
-		for _, iv := range itvs {
-			if iv.Maxt >= mint {
-				keep = append(keep, iv)
-			}
-		}
-		if len(keep) > 0 {
-			next.m[ref] = keep
-		}
-	}
-	if len(next.m) == 0 {
-		next = nil
-	}
-	h.tombs.Store(next)
-}
-
 // Delete marks the samples in [mint, maxt] of the series matching all of
 // ms as deleted. Queriers created after it returns never see them. It waits
 // for a running compaction (or CleanTombstones) to finish first; if ctx is
@@ -148,16 +76,11 @@ func (db *DB) Delete(ctx context.Context, mint, maxt int64, ms ...*labels.Matche
 	if mint > maxt {
 		return fmt.Errorf("%w: mint %d > maxt %d", ErrInvalidTimeRange, mint, maxt)
 	}
-	if db.readOnly {
-		return ErrReadOnly
+	release, err := db.beginAdmin(ctx, opDelete)
+	if err != nil {
+		return err
 	}
-	if err := db.cmtx.lock(ctx); err != nil {
-		return fmt.Errorf("tsdb: delete: %w", err)
-	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
+	defer release()
 	in := deleteIntent{Mint: mint, Maxt: maxt}
 	for _, m := range ms {
 		in.Matchers = append(in.Matchers, intentMatch{Type: m.Type, Name: m.Name, Value: m.Value})
@@ -377,59 +300,4 @@ func blockDeletions(ctx context.Context, b *Block, mint, maxt int64, ms []*label
 		}
 	}
 	return out, changed, p.Err()
-}
-
-// CleanTombstones rewrites every block that has deletions without the
-// deleted data, under a new ULID, and removes the old block (once its last
-// reader is done). Queries return the same before and after. A crash
-// leaves either block; Open removes a block whose replacement is complete.
-//
-// It waits for a running compaction (or Delete) to finish first. If ctx is
-// done while it waits, or while it rewrites a block, it returns ctx.Err()
-// (wrapped): the blocks rewritten so far stay rewritten, the rest keep
-// their tombstones, and queries return the same either way.
-func (db *DB) CleanTombstones(ctx context.Context) error {
-	if db.readOnly {
-		return ErrReadOnly
-	}
-	if err := db.cmtx.lock(ctx); err != nil {
-		return fmt.Errorf("tsdb: clean tombstones: %w", err)
-	}
-	defer db.cmtx.unlock()
-	if db.isClosed() {
-		return ErrClosed
-	}
-	for _, m := range db.Blocks() {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("tsdb: clean tombstones: %w", err)
-		}
-		blocks := db.acquireBlocks(func(b *Block) bool { return b.meta.ULID == m.ULID })
-		if len(blocks) == 0 {
-			continue
-		}
-		b := blocks[0]
-		tombs := b.tombstones()
-		if tombs.Total() == 0 {
-			releaseBlocks(blocks)
-			continue
-		}
-		meta := BlockMeta{ULID: newULID(), MinTime: m.MinTime, MaxTime: m.MaxTime}
-		meta.Compaction = m.Compaction
-		meta.Compaction.Parents = []BlockDesc{{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime}}
-		ss := b.selectSeries(ctx, tombs, m.MinTime, m.MaxTime-1, nil)
-		written, err := writeBlock(db.fs, db.dir, meta, ss, db.head.samplesPerChunk)
-		releaseBlocks(blocks)
-		if err != nil {
-			return fmt.Errorf("tsdb: clean tombstones of %s: %w", m.ULID, err)
-		}
-		if written {
-			if err := db.loadNewBlock(meta.ULID); err != nil {
-				return err
-			}
-		}
-		if err := db.deleteBlocks([]BlockMeta{m}); err != nil {
-			return fmt.Errorf("tsdb: clean tombstones of %s: %w", m.ULID, err)
-		}
-	}
-	return nil
 }

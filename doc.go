@@ -10,9 +10,29 @@
 // Start with Open, write with DB.Appender and read with DB.Querier. The
 // isolation rules are described, and implemented, in isolation.go.
 //
-// Layout of the package: db.go (the DB), head*.go (the in-memory head:
-// series, appends, reads), isolation.go (write IDs, read snapshots, the low
-// watermark and the per-series write-ID rings), querier.go (the Querier).
-// Subpackages hold the storage layers: labels, chunks (sample encoding),
-// index (postings), vfs (the filesystem interface all I/O goes through).
+// Layout of the package, by file:
+//   - db.go, db_readonly.go: the DB; Open and OpenReadOnly (one assembly),
+//     its blocks, Close and the preamble of the operations that hold the
+//     compaction lock. options.go, errors.go, metrics.go: Options, the
+//     exported errors, the metrics.
+//   - head.go, head_append.go, head_read.go, head_refs.go, head_stripes.go,
+//     head_tombstones.go, head_truncate.go: the in-memory head: series,
+//     appends (transactions), isolated reads, the series-by-ref table, the
+//     series-by-labels map, deletion intervals, truncation.
+//   - isolation.go: write IDs, read snapshots, the low watermark and the
+//     per-series write-ID rings. atomic.go: atomic raise and lower.
+//   - querier.go, querier_labels.go, merge.go: the Querier, its label
+//     queries, merging blocks and head.
+//   - wal.go, wal_checkpoint.go: logging commits, replaying the WAL,
+//     checkpointing it after a head truncation.
+//   - block.go, block_write.go: reading and writing blocks on disk.
+//   - compact.go, compact_head.go, retention.go: DB.Compact and block
+//     compaction, head compaction, retention.
+//   - delete.go, clean_tombstones.go, snapshot.go: DB.Delete,
+//     DB.CleanTombstones, DB.Snapshot.
+//
+// Subpackages hold the storage layers: labels, chunks (sample encoding and
+// chunk files), vfs (the filesystem interface all I/O goes through), and
+// under internal/ the index (postings and the block index), the WAL
+// (wlog), its records (record) and tombstones.
 package tsdb

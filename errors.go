@@ -50,3 +50,21 @@ var (
 	// segment present.
 	ErrWALIncomplete = errors.New("tsdb: write-ahead log is incomplete")
 )
+
+// Errors of opening a directory read-only and of the requests a DB refuses
+// to carry out as asked.
+var (
+	// ErrNotTSDB: OpenReadOnly was given a directory that holds no database
+	// (neither a WAL nor a block).
+	ErrNotTSDB = errors.New("tsdb: not a TSDB data directory")
+	// ErrReadOnly: a write (an Appender's Append or Commit, Compact, Delete,
+	// CleanTombstones) to a DB opened with OpenReadOnly.
+	ErrReadOnly = errors.New("tsdb: read-only DB")
+	// ErrInvalidDelete: a Delete without matchers (which would delete
+	// everything).
+	ErrInvalidDelete = errors.New("tsdb: delete needs at least one matcher")
+	// ErrInvalidSnapshotDir: Snapshot was given a directory that is not
+	// empty, or lies inside the data directory (other than below its
+	// snapshots/ directory).
+	ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
+)

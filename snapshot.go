@@ -20,10 +20,6 @@ import (
 // snapshots.
 const snapshotsDirname = "snapshots"
 
-// ErrInvalidSnapshotDir is returned by Snapshot for a directory that is not
-// empty or lies inside the data directory.
-var ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
-
 // Snapshot writes a consistent copy of the DB into dir while it keeps
 // taking writes. dir must not exist or be empty, and must lie outside the
 // data directory (except below its snapshots/ directory, Prometheus's
@@ -65,10 +61,11 @@ func (db *DB) Snapshot(dir string, withHead bool) error {
 	// middle of a compaction that published its block but still reads the
 	// range from the head. Taken before the querier: a compaction waits for
 	// older queriers with cmtx held.
-	if err := db.cmtx.lock(context.Background()); err != nil {
-		return fmt.Errorf("tsdb: snapshot: %w", err)
+	release, err := db.beginAdmin(context.Background(), opSnapshot)
+	if err != nil {
+		return err
 	}
-	defer db.cmtx.unlock()
+	defer release()
 
 	// Take the head's snapshot first: the copy holds every commit that
 	// completed before the call.

@@ -1,0 +1,66 @@
+package tsdb
+
+import (
+	"fmt"
+
+	"github.com/isotsdb/tsdb/internal/wlog"
+)
+
+// WAL checkpointing.
+//
+// After a head truncation the older WAL segments hold mostly data the head
+// no longer has. A checkpoint (wlog.Checkpoint) rewrites what of them is
+// still needed, the series still in the head and the samples not before
+// the truncation, into checkpoint.N; then the segments up to N and the
+// older checkpoints are removed. Replay reads the last checkpoint, then the
+// segments after it.
+
+// checkpointWAL follows a head truncation at mint: it checkpoints the
+// older two thirds of the WAL's segments, keeping the series still in the
+// head and the samples from mint on, then removes those segments and the
+// checkpoints before the new one. With fewer than three segments it first
+// starts a new segment and checkpoints all the others. Without a WAL it
+// does nothing. The caller holds cmtx.
+func (db *DB) checkpointWAL(mint int64) error {
+	h := db.head
+	if h.wal == nil {
+		return nil
+	}
+	first, last, err := h.wal.Segments()
+	if err != nil {
+		return err
+	}
+	// Checkpoint the older two thirds of the segments; the newest stay as
+	// they are (they hold mostly data still in the head).
+	last = first + (last-first)*2/3
+	if last <= first {
+		if _, err := h.wal.NextSegment(); err != nil {
+			return err
+		}
+		if first, last, err = h.wal.Segments(); err != nil {
+			return err
+		}
+		last--
+	}
+	if last < first {
+		return nil
+	}
+	keep := func(ref uint64) bool { return h.series.getByRef(SeriesRef(ref)) != nil }
+	if _, err := wlogCheckpoint(db, first, last, keep, mint); err != nil {
+		return fmt.Errorf("checkpoint WAL: %w", err)
+	}
+	if err := h.wal.Truncate(last + 1); err != nil {
+		return fmt.Errorf("truncate WAL: %w", err)
+	}
+	return deleteCheckpoints(db, last)
+}
+
+// wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
+func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
+	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+}
+
+// deleteCheckpoints removes the checkpoints older than index upTo.
+func deleteCheckpoints(db *DB, upTo int) error {
+	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
+}
