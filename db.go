@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -36,6 +37,8 @@ type DB struct {
 	head       *head
 	walMetrics *walMetrics
 	metrics    *dbMetrics
+	// metricNames names every metric (Options.MetricsNamespace).
+	metricNames metricnames.Namer
 
 	// cmtx serializes compaction, retention, Delete, CleanTombstones and
 	// Close: whatever replaces, deletes or rewrites blocks or truncates the
@@ -74,6 +77,10 @@ type DB struct {
 // interrupted and starts background compaction.
 func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
+	names, err := metricnames.Parse(o.MetricsNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("tsdb: Options.MetricsNamespace: %w: %w", ErrInvalidOption, err)
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -81,7 +88,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
 	db := &DB{
-		dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64,
+		dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, metricNames: names,
 		compactc: make(chan struct{}, 1), stopc: make(chan struct{}),
 	}
 	if !o.NoLockfile {
@@ -98,6 +105,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 		trackLeaks:        o.TrackLeakedAppenders,
+		metricNames:       names,
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
@@ -108,7 +116,7 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		db.head.raiseMinValidTime(maxt)
 	}
 	if !o.NoWAL {
-		db.walMetrics = newWALMetrics(reg)
+		db.walMetrics = newWALMetrics(reg, names)
 		if err := db.openWAL(reg); err != nil {
 			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks(), db.releaseLock())
 		}
@@ -166,6 +174,7 @@ func (db *DB) loadBlocks() (err error) {
 		if err != nil {
 			err = errors.Join(err, db.closeBlocks())
 		}
+		db.metrics.reloads.count(err != nil || len(db.skipped) > 0)
 	}()
 	ents, err := db.fs.ReadDir(db.dir)
 	if err != nil {
@@ -247,6 +256,7 @@ func (db *DB) sortBlocks() {
 // loadNewBlock opens a block just written and adds it to the DB.
 func (db *DB) loadNewBlock(id ulid.ULID) error {
 	b, err := openBlock(db.fs, filepath.Join(db.dir, id.String()))
+	db.metrics.reloads.count(err != nil)
 	if err != nil {
 		return err
 	}
@@ -488,12 +498,16 @@ func (db *DB) closeBlocks() error {
 
 // wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
 func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
-	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+	st, err := wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+	db.metrics.checkpointCreations.count(err != nil)
+	return st, err
 }
 
 // deleteCheckpoints removes the checkpoints older than index upTo.
 func deleteCheckpoints(db *DB, upTo int) error {
-	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
+	err := wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
+	db.metrics.checkpointDeletions.count(err != nil)
+	return err
 }
 
 // ctxMutex is a mutual-exclusion lock whose waiters can be cancelled

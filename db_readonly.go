@@ -62,7 +62,7 @@ func OpenReadOnly(dir string, logger *slog.Logger, opts *Options) (*DB, error) {
 		if err := checkWALComplete(db.fs, logger, walDir, o.AcceptIncompleteWAL, true); err != nil {
 			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks())
 		}
-		if err := db.head.replayWAL(db.fs, walDir, nil, newWALMetrics(nil)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := db.head.replayWAL(db.fs, walDir, nil, newWALMetrics(nil, db.metricNames)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, errors.Join(fmt.Errorf("tsdb: replay WAL: %w", err), db.closeBlocks())
 		}
 	}

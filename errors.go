@@ -50,3 +50,7 @@ var (
 	// segment present.
 	ErrWALIncomplete = errors.New("tsdb: write-ahead log is incomplete")
 )
+
+// ErrInvalidOption: Open was given an Options field with a value it cannot
+// use (the error names the field).
+var ErrInvalidOption = errors.New("tsdb: invalid option")
