@@ -96,6 +96,7 @@ func (db *DB) finishTruncation(ctx context.Context) error {
 		return err
 	}
 	if err := db.truncateHead(p.mint); err != nil {
+		db.metrics.headTruncationsFailed.Inc()
 		return err
 	}
 	db.pendingTrunc = nil

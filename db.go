@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -35,6 +36,8 @@ type DB struct {
 	head       *head
 	walMetrics *walMetrics
 	metrics    *dbMetrics
+	// metricNames names every metric (Options.MetricsNamespace).
+	metricNames metricnames.Namer
 
 	// cmtx serializes compaction, retention, Delete, CleanTombstones and
 	// Close: whatever replaces, deletes or rewrites blocks or truncates the
@@ -83,6 +86,10 @@ func Open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 // in the background (stopc stays nil).
 func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Options, readOnly bool) (*DB, error) {
 	o := opts.withDefaults()
+	names, err := metricnames.Parse(o.MetricsNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("tsdb: Options.MetricsNamespace: %w: %w", ErrInvalidOption, err)
+	}
 	if readOnly {
 		o.NoLockfile = true
 	}
@@ -98,7 +105,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
-	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly}
+	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly, metricNames: names}
 	if !readOnly {
 		db.compactc, db.stopc = make(chan struct{}, 1), make(chan struct{})
 	}
@@ -116,6 +123,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 		trackLeaks:        o.TrackLeakedAppenders && !readOnly, // a read-only DB makes no head appenders
+		metricNames:       names,
 	})
 	db.metrics = newDBMetrics(db, reg)
 	if err := db.loadBlocks(); err != nil {
@@ -135,7 +143,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		return db, nil
 	}
 	if !o.NoWAL {
-		db.walMetrics = newWALMetrics(reg)
+		db.walMetrics = newWALMetrics(reg, names)
 		if err := db.openWAL(reg); err != nil {
 			return nil, errors.Join(fmt.Errorf("tsdb: %w", err), db.closeBlocks(), db.releaseLock())
 		}
@@ -193,6 +201,7 @@ func (db *DB) loadBlocks() (err error) {
 		if err != nil {
 			err = errors.Join(err, db.closeBlocks())
 		}
+		db.metrics.reloads.count(err != nil || len(db.skipped) > 0)
 	}()
 	ents, err := db.fs.ReadDir(db.dir)
 	if err != nil {
@@ -274,6 +283,7 @@ func (db *DB) sortBlocks() {
 // loadNewBlock opens a block just written and adds it to the DB.
 func (db *DB) loadNewBlock(id ulid.ULID) error {
 	b, err := openBlock(db.fs, filepath.Join(db.dir, id.String()))
+	db.metrics.reloads.count(err != nil)
 	if err != nil {
 		return err
 	}

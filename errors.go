@@ -68,3 +68,7 @@ var (
 	// snapshots/ directory).
 	ErrInvalidSnapshotDir = errors.New("tsdb: invalid snapshot directory")
 )
+
+// ErrInvalidOption: Open was given an Options field with a value it cannot
+// use (the error names the field).
+var ErrInvalidOption = errors.New("tsdb: invalid option")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -118,6 +119,7 @@ type headOptions struct {
 	isolationDisabled bool
 	maxFutureSkew     int64 // ms; 0: off
 	trackLeaks        bool  // Options.TrackLeakedAppenders
+	metricNames       metricnames.Namer
 }
 
 func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *head {
@@ -135,7 +137,7 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *hea
 	h.minTime.Store(math.MaxInt64)
 	h.maxTime.Store(math.MinInt64)
 	h.minValidTime.Store(math.MinInt64)
-	h.metrics = newHeadMetrics(h, reg)
+	h.metrics = newHeadMetrics(h, reg, o.metricNames)
 	return h
 }
 
@@ -409,6 +411,7 @@ func (s *memSeries) cutChunkLocked(h *head, t int64) {
 		panic(fmt.Sprintf("tsdb: appender of new chunk: %v", err))
 	}
 	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
+	h.metrics.chunks.Inc()
 	s.app = app
 	s.nextAt = rangeEnd(t, h.chunkRange)
 }

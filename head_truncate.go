@@ -37,9 +37,12 @@ func (h *head) truncate(mint int64) {
 
 	var gone []*memSeries
 	oldest, newest := int64(math.MaxInt64), int64(math.MinInt64)
+	dropped := 0 // chunks
 	h.series.refs.each(func(s *memSeries) {
 		s.mu.Lock()
+		had := len(s.chunks)
 		s.truncateChunksLocked(mint)
+		dropped += had - len(s.chunks)
 		if n := len(s.chunks); n > 0 {
 			oldest = min(oldest, s.chunks[0].minTime)
 			newest = max(newest, s.chunks[n-1].maxTime)
@@ -48,6 +51,7 @@ func (h *head) truncate(mint int64) {
 		}
 		s.mu.Unlock()
 	})
+	h.metrics.chunks.Sub(float64(dropped))
 	if len(gone) > 0 {
 		refs := make(map[uint64]struct{}, len(gone))
 		for _, s := range gone {

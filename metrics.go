@@ -3,7 +3,13 @@ package tsdb
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/isotsdb/tsdb/internal/metricnames"
 )
+
+// The DB's metrics (those of package wlog aside) are all registered here,
+// each under its default name passed through the DB's metricnames.Namer
+// (Options.MetricsNamespace): the README's "Metrics" section lists them.
 
 // Reasons a sample is rejected, the values of the reason label of
 // tsdb_head_samples_rejected_total.
@@ -22,32 +28,39 @@ type headMetrics struct {
 	samplesAppended prometheus.Counter
 	seriesCreated   prometheus.Counter
 	openAppenders   prometheus.Gauge
-	rejected        *prometheus.CounterVec
+	// chunks is the number of chunks in the head: raised when a series
+	// cuts a chunk, lowered when truncation drops chunks.
+	chunks   prometheus.Gauge
+	rejected *prometheus.CounterVec
 	// Rejections found at commit time, when another commit wrote the series
 	// first (counted under the same reasons).
 	outOfOrder, duplicate, outOfBounds, invalid prometheus.Counter
 	tooFarInFuture                              prometheus.Counter
 }
 
-func newHeadMetrics(h *head, reg prometheus.Registerer) *headMetrics {
+func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *headMetrics {
 	f := promauto.With(reg)
 	m := &headMetrics{
-		samplesAppended: f.NewCounter(prometheus.CounterOpts{
+		samplesAppended: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_samples_appended_total",
 			Help: "Samples committed to the head.",
-		}),
-		seriesCreated: f.NewCounter(prometheus.CounterOpts{
+		})),
+		seriesCreated: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_series_created_total",
 			Help: "Series created in the head.",
-		}),
-		openAppenders: f.NewGauge(prometheus.GaugeOpts{
+		})),
+		openAppenders: f.NewGauge(n.Gauge(prometheus.GaugeOpts{
 			Name: "tsdb_head_open_appenders",
 			Help: "Appenders holding buffered samples, neither committed nor rolled back (nor released by the garbage collector after a leak).",
-		}),
-		rejected: f.NewCounterVec(prometheus.CounterOpts{
+		})),
+		chunks: f.NewGauge(n.Gauge(prometheus.GaugeOpts{
+			Name: "tsdb_head_chunks",
+			Help: "Chunks in the head.",
+		})),
+		rejected: f.NewCounterVec(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_samples_rejected_total",
 			Help: "Samples rejected, by reason.",
-		}, []string{"reason"}),
+		}), []string{"reason"}),
 	}
 	m.outOfOrder = m.rejected.WithLabelValues(reasonOutOfOrder)
 	m.duplicate = m.rejected.WithLabelValues(reasonDuplicate)
@@ -55,81 +68,127 @@ func newHeadMetrics(h *head, reg prometheus.Registerer) *headMetrics {
 	m.invalid = m.rejected.WithLabelValues(reasonInvalid)
 	m.tooFarInFuture = m.rejected.WithLabelValues(reasonTooFarInFuture)
 
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_head_series",
 		Help: "Series in the head.",
-	}, func() float64 { return float64(h.NumSeries()) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	}), func() float64 { return float64(h.NumSeries()) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_isolation_low_watermark",
 		Help: "Lowest write ID that an open or future read may not see; every lower ID is visible to all.",
-	}, func() float64 { return float64(h.iso.lowWatermark()) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	}), func() float64 { return float64(h.iso.lowWatermark()) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_isolation_high_watermark",
 		Help: "Highest write ID handed out.",
-	}, func() float64 { return float64(h.iso.highWatermark()) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	}), func() float64 { return float64(h.iso.highWatermark()) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_isolation_open_reads",
 		Help: "Read snapshots (Queriers) open.",
-	}, func() float64 { r, _ := h.iso.stats(); return float64(r) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	}), func() float64 { r, _ := h.iso.stats(); return float64(r) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_isolation_commits_in_flight",
 		Help: "Commits applying their samples to the head right now.",
-	}, func() float64 { _, w := h.iso.stats(); return float64(w) })
+	}), func() float64 { _, w := h.iso.stats(); return float64(w) })
 	return m
+}
+
+// attempts counts the attempts at an operation and those that failed.
+type attempts struct {
+	total, failed prometheus.Counter
+}
+
+// newAttempts registers the counters <name>_total and <name>_<failed>_total.
+func newAttempts(f promauto.Factory, n metricnames.Namer, name, failed, help string) attempts {
+	return attempts{
+		total: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: name + "_total",
+			Help: help + " attempted.",
+		})),
+		failed: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: name + "_" + failed + "_total",
+			Help: help + " that failed.",
+		})),
+	}
+}
+
+// count counts one attempt, and a failure if it failed.
+func (a attempts) count(failed bool) {
+	a.total.Inc()
+	if failed {
+		a.failed.Inc()
+	}
 }
 
 // dbMetrics are the DB's metrics about blocks, compaction and retention.
 type dbMetrics struct {
-	compactions        prometheus.Counter
-	compactionsFailed  prometheus.Counter
-	compactionDuration prometheus.Histogram
-	headTruncations    prometheus.Counter
-	corruptBlocks      prometheus.Counter
-	retentionDeletions prometheus.Counter
-	retentionBytes     prometheus.Counter
+	compactions           prometheus.Counter
+	compactionsFailed     prometheus.Counter
+	compactionDuration    prometheus.Observer
+	headTruncations       prometheus.Counter
+	headTruncationsFailed prometheus.Counter
+	// reloads: loading block data from disk, that is Open loading the
+	// blocks (failed if any block is skipped as corrupt) and opening each
+	// block that compaction or CleanTombstones wrote.
+	reloads             attempts
+	checkpointCreations attempts
+	checkpointDeletions attempts
+	corruptBlocks       prometheus.Counter
+	retentionDeletions  prometheus.Counter
+	retentionBytes      prometheus.Counter
 }
 
 func newDBMetrics(db *DB, reg prometheus.Registerer) *dbMetrics {
+	n := db.metricNames
 	f := promauto.With(reg)
+	compactionDuration := n.Duration(prometheus.HistogramOpts{
+		Name:    "tsdb_compaction_duration_seconds",
+		Help:    "Time taken to write a block.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+	})
+	if reg != nil {
+		reg.MustRegister(compactionDuration)
+	}
 	m := &dbMetrics{
-		compactions: f.NewCounter(prometheus.CounterOpts{
+		compactions: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_compactions_total",
 			Help: "Blocks written by compaction (of the head or of blocks).",
-		}),
-		compactionsFailed: f.NewCounter(prometheus.CounterOpts{
+		})),
+		compactionsFailed: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_compactions_failed_total",
 			Help: "Compactions that failed.",
-		}),
-		compactionDuration: f.NewHistogram(prometheus.HistogramOpts{
-			Name:    "tsdb_compaction_duration_seconds",
-			Help:    "Time taken to write a block.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
-		}),
-		headTruncations: f.NewCounter(prometheus.CounterOpts{
+		})),
+		compactionDuration: compactionDuration,
+		headTruncations: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_truncations_total",
 			Help: "Head truncations after a range went into a block.",
-		}),
-		corruptBlocks: f.NewCounter(prometheus.CounterOpts{
+		})),
+		headTruncationsFailed: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_head_truncations_failed_total",
+			Help: "Head truncations that failed (checkpointing or truncating the WAL); they are retried by the next compaction.",
+		})),
+		reloads:             newAttempts(f, n, "tsdb_reloads", "failures", "Loads of block data from disk (at Open, and of each block written)"),
+		checkpointCreations: newAttempts(f, n, "tsdb_checkpoint_creations", "failed", "WAL checkpoint creations"),
+		checkpointDeletions: newAttempts(f, n, "tsdb_checkpoint_deletions", "failed", "Deletions of old WAL checkpoints"),
+		corruptBlocks: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_blocks_corrupt_total",
 			Help: "Blocks that could not be opened and were skipped.",
-		}),
-		retentionDeletions: f.NewCounter(prometheus.CounterOpts{
+		})),
+		retentionDeletions: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_retention_deletions_total",
 			Help: "Blocks deleted by retention.",
-		}),
-		retentionBytes: f.NewCounter(prometheus.CounterOpts{
+		})),
+		retentionBytes: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_retention_size_deletions_total",
 			Help: "Blocks deleted because the data exceeded MaxBytes.",
-		}),
+		})),
 	}
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_blocks_loaded",
 		Help: "Blocks the DB serves.",
-	}, func() float64 { return float64(len(db.Blocks())) })
-	f.NewGaugeFunc(prometheus.GaugeOpts{
+	}), func() float64 { return float64(len(db.Blocks())) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_storage_blocks_bytes",
 		Help: "Bytes of the blocks on disk.",
-	}, func() float64 {
+	}), func() float64 {
 		var n int64
 		for _, s := range db.blockSizes() {
 			n += s
@@ -137,4 +196,30 @@ func newDBMetrics(db *DB, reg prometheus.Registerer) *dbMetrics {
 		return float64(n)
 	})
 	return m
+}
+
+// walMetrics are the DB's metrics about the WAL beyond those of package
+// wlog.
+type walMetrics struct {
+	replayDuration prometheus.Gauge
+	recordsSkipped *prometheus.CounterVec
+	unknownRefs    prometheus.Counter
+}
+
+func newWALMetrics(reg prometheus.Registerer, n metricnames.Namer) *walMetrics {
+	f := promauto.With(reg)
+	return &walMetrics{
+		replayDuration: f.NewGauge(n.Gauge(prometheus.GaugeOpts{
+			Name: "tsdb_wal_replay_duration_seconds",
+			Help: "Time the last WAL replay took.",
+		})),
+		recordsSkipped: f.NewCounterVec(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_wal_records_skipped_total",
+			Help: "WAL records skipped on replay because this version does not use them, by record type.",
+		}), []string{"type"}),
+		unknownRefs: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_wal_replay_unknown_refs_total",
+			Help: "Samples skipped on replay because no series record defined their series.",
+		})),
+	}
 }

@@ -91,6 +91,19 @@ type Options struct {
 	// without Close. It costs a stack capture per Querier.
 	TrackLeakedQueriers bool
 
+	// MetricsNamespace chooses the names of the DB's metrics: "tsdb" (the
+	// default; "" means it) registers them as tsdb_...; "prometheus"
+	// registers each metric whose meaning, type, unit and labels are those
+	// of a metric of Prometheus's TSDB under Prometheus's name (e.g.
+	// prometheus_tsdb_head_series), so that dashboards and alerts written
+	// for Prometheus, such as its monitoring mixin's, work unchanged; the
+	// other metrics are then named prometheus_tsdb_... after their default
+	// names. The README's "Metrics" section lists both names of every
+	// metric. Any other value makes Open fail with an error wrapping
+	// ErrInvalidOption. (For a prefix of your own, wrap the Registerer
+	// with prometheus.WrapRegistererWithPrefix.)
+	MetricsNamespace string
+
 	// TrackLeakedAppenders records where each Appender is created and logs
 	// one warning naming that place when an Appender with buffered samples
 	// becomes unreachable without Commit or Rollback (its samples are then

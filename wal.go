@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -52,32 +51,6 @@ import (
 // series' samples are applied in log order. Before that, Open checks that
 // no segment the replay needs is missing (checkWALComplete): a lost segment
 // fails Open with ErrWALIncomplete rather than silently dropping its data.
-
-// walMetrics are the DB's metrics about the WAL beyond those of package
-// wlog.
-type walMetrics struct {
-	replayDuration prometheus.Gauge
-	recordsSkipped *prometheus.CounterVec
-	unknownRefs    prometheus.Counter
-}
-
-func newWALMetrics(reg prometheus.Registerer) *walMetrics {
-	f := promauto.With(reg)
-	return &walMetrics{
-		replayDuration: f.NewGauge(prometheus.GaugeOpts{
-			Name: "tsdb_wal_replay_duration_seconds",
-			Help: "Time the last WAL replay took.",
-		}),
-		recordsSkipped: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "tsdb_wal_records_skipped_total",
-			Help: "WAL records skipped on replay because this version does not use them, by record type.",
-		}, []string{"type"}),
-		unknownRefs: f.NewCounter(prometheus.CounterOpts{
-			Name: "tsdb_wal_replay_unknown_refs_total",
-			Help: "Samples skipped on replay because no series record defined their series.",
-		}),
-	}
-}
 
 // walScratch holds an appender's encoding buffers; the head pools them.
 type walScratch struct {
@@ -126,7 +99,7 @@ func (a *headAppender) logCommit() error {
 // openWAL opens the WAL in dir/wal and replays it into the head.
 func (db *DB) openWAL(reg prometheus.Registerer) error {
 	o := db.opts
-	wo := wlog.Options{SegmentSize: o.WALSegmentSize, Compression: wlog.CompressionNone}
+	wo := wlog.Options{SegmentSize: o.WALSegmentSize, Compression: wlog.CompressionNone, MetricNames: db.metricNames}
 	if o.WALCompression {
 		wo.Compression = wlog.CompressionSnappy
 	}

@@ -57,10 +57,14 @@ func (db *DB) checkpointWAL(mint int64) error {
 
 // wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
 func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
-	return wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+	st, err := wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+	db.metrics.checkpointCreations.count(err != nil)
+	return st, err
 }
 
 // deleteCheckpoints removes the checkpoints older than index upTo.
 func deleteCheckpoints(db *DB, upTo int) error {
-	return wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
+	err := wlog.DeleteCheckpoints(db.fs, db.head.wal.Dir(), upTo)
+	db.metrics.checkpointDeletions.count(err != nil)
+	return err
 }

@@ -5,13 +5,15 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/isotsdb/tsdb/internal/metricnames"
 )
 
 // metrics are a WL's metrics. They are created even without a Registerer
 // (then simply never collected), so the code updating them needs no nil
 // checks.
 type metrics struct {
-	fsyncDuration       prometheus.Histogram
+	fsyncDuration       metricnames.Duration
 	pageFlushes         prometheus.Counter
 	completedPages      prometheus.Counter
 	writesFailed        prometheus.Counter
@@ -25,46 +27,46 @@ type metrics struct {
 	registered []prometheus.Collector
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, n metricnames.Namer) (*metrics, error) {
 	m := &metrics{
-		fsyncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+		fsyncDuration: n.Duration(prometheus.HistogramOpts{
 			Name: "tsdb_wal_fsync_duration_seconds",
 			Help: "Duration of fsync calls on write-ahead log segments.",
 			// 100µs (a fast SSD) to about 6.5s (a saturated disk).
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 9),
 		}),
-		pageFlushes: prometheus.NewCounter(prometheus.CounterOpts{
+		pageFlushes: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_page_flushes_total",
 			Help: "Writes of (parts of) pages to write-ahead log segments.",
-		}),
-		completedPages: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		completedPages: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_completed_pages_total",
 			Help: "Write-ahead log pages written in full.",
-		}),
-		writesFailed: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		writesFailed: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_writes_failed_total",
 			Help: "Write-ahead log writes, syncs or segment creations that failed.",
-		}),
-		truncations: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		truncations: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_truncations_total",
 			Help: "Write-ahead log truncations attempted.",
-		}),
-		truncationsFailed: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		truncationsFailed: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_truncations_failed_total",
 			Help: "Write-ahead log truncations that failed.",
-		}),
-		corruptionsRepaired: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		corruptionsRepaired: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_corruptions_repaired_total",
 			Help: "Write-ahead log corruptions repaired by truncating the log.",
-		}),
-		currentSegment: prometheus.NewGauge(prometheus.GaugeOpts{
+		})),
+		currentSegment: prometheus.NewGauge(n.Gauge(prometheus.GaugeOpts{
 			Name: "tsdb_wal_segment_current",
 			Help: "Index of the write-ahead log segment being written.",
-		}),
-		bytesWritten: prometheus.NewCounter(prometheus.CounterOpts{
+		})),
+		bytesWritten: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_bytes_written_total",
 			Help: "Bytes written to write-ahead log segments, headers and padding included.",
-		}),
+		})),
 	}
 	if reg == nil {
 		return m, nil

@@ -1,6 +1,10 @@
 package wlog
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/isotsdb/tsdb/internal/metricnames"
+)
 
 // CompressionType names how records are compressed when written. Reading
 // handles every supported type regardless of this setting.
@@ -57,6 +61,9 @@ type Options struct {
 	Compression CompressionType
 	// Sync is the fsync policy.
 	Sync SyncPolicy
+	// MetricNames names the WL's metrics; the zero value gives the
+	// default names (tsdb_wal_...).
+	MetricNames metricnames.Namer
 }
 
 // normalize returns o with defaults filled in, or an error for a value that

@@ -77,7 +77,7 @@ type page struct {
 // The owner should read the existing segments (and the last checkpoint)
 // before logging, and call Repair if that reading ends in a *CorruptionErr.
 // logger may be nil (discard); reg may be nil (no metrics). Metrics are
-// named tsdb_wal_*; only one open WL may use a given Registerer.
+// named tsdb_wal_* (or as opts.MetricNames says); only one open WL may use a given Registerer.
 func Open(logger *slog.Logger, reg prometheus.Registerer, fsys vfs.FS, dir string, opts Options) (*WL, error) {
 	opts, err := opts.normalize()
 	if err != nil {
@@ -97,7 +97,7 @@ func Open(logger *slog.Logger, reg prometheus.Registerer, fsys vfs.FS, dir strin
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(reg)
+	m, err := newMetrics(reg, opts.MetricNames)
 	if err != nil {
 		return nil, err
 	}
