@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
-	"github.com/isotsdb/tsdb/internal/metricnames"
 	ourlabels "github.com/isotsdb/tsdb/labels"
 )
 
@@ -84,8 +84,8 @@ func recordShapes(t *testing.T, open func(prometheus.Registerer) (func() error, 
 // MetricsNamespace "prometheus", each on a recording registry, and appends
 // a float sample to each (Prometheus's samples_appended_total{type} only
 // has a child once it counted one; ours carries its type label as a
-// constant). It checks: every metric that isotsdb claims to share with
-// Prometheus (internal/metricnames) is one Prometheus registers; and
+// constant). It checks: every metric that isotsdb's README says it shares
+// with Prometheus is one Prometheus registers; and
 // every name both register has the same label names and, where both are
 // gathered, the same type.
 func TestMetricNamesMatchPrometheus(t *testing.T) {
@@ -112,7 +112,9 @@ func TestMetricNamesMatchPrometheus(t *testing.T) {
 		return db.Close, err
 	})
 
-	for ourName, promName := range metricnames.PrometheusNames() {
+	documented := readmeSharedMetrics(t)
+	require.NotEmpty(t, documented)
+	for ourName, promName := range documented {
 		_, ok := prom.labels[promName]
 		require.True(t, ok, "%s is mapped to %s, which Prometheus's TSDB does not register", ourName, promName)
 		require.Contains(t, ours.labels, promName, "%s is not registered under Prometheus's name", ourName)
@@ -131,5 +133,28 @@ func TestMetricNamesMatchPrometheus(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, len(metricnames.PrometheusNames()), shared, "names both register")
+	require.Equal(t, len(documented), shared, "names both register")
+}
+
+// sharedRow matches a row of the README's metrics table whose second
+// column is in bold: a metric isotsdb registers under Prometheus's name
+// (with MetricsNamespace "prometheus"). The root package's
+// TestMetricsReadme checks the table against what the DB registers.
+var sharedRow = regexp.MustCompile("^\\| `(tsdb_[a-z_]+)[^`]*` \\| \\*\\*`(prometheus_tsdb_[a-z_]+)")
+
+// readmeSharedMetrics returns the metrics the README documents as shared
+// with Prometheus's TSDB: isotsdb's default name -> Prometheus's name.
+// prom/ uses only the root module's public API and documentation, so it
+// reads the mapping from the README rather than from the table behind it.
+func readmeSharedMetrics(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	shared := map[string]string{}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if m := sharedRow.FindStringSubmatch(line); m != nil {
+			shared[m[1]] = m[2]
+		}
+	}
+	return shared
 }
