@@ -27,24 +27,24 @@ func spanBuckets(spans []Span) int {
 // checkExponentialSpans checks the spans of one side of an exponential
 // histogram against its number of buckets: later offsets are not negative,
 // every index fits in an int32, and the lengths add up to numBuckets.
-func checkExponentialSpans(spans []Span, numBuckets int) error {
+func checkExponentialSpans(side string, spans []Span, numBuckets int) error {
 	// end is one past the index of the last bucket so far; int64 so that
 	// offsets that would wrap an int32 are caught.
 	var end int64
 	for i, s := range spans {
 		switch {
 		case i > 0 && s.Offset < 0:
-			return fmt.Errorf("span %d has offset %d: %w", i+1, s.Offset, ErrSpanNegativeOffset)
+			return fmt.Errorf("%w: %s, span %d has offset %d", ErrSpanNegativeOffset, side, i+1, s.Offset)
 		case i == 0 && s.Offset == math.MinInt32:
-			return fmt.Errorf("span 1 starts at bucket index %d: %w", s.Offset, ErrSpanIndexRange)
+			return fmt.Errorf("%w: %s, span 1 starts at bucket index %d", ErrSpanIndexRange, side, s.Offset)
 		}
 		end += int64(s.Offset) + int64(s.Length)
 		if end-1 > math.MaxInt32 {
-			return fmt.Errorf("span %d ends at bucket index %d: %w", i+1, end-1, ErrSpanIndexRange)
+			return fmt.Errorf("%w: %s, span %d ends at bucket index %d", ErrSpanIndexRange, side, i+1, end-1)
 		}
 	}
 	if n := spanBuckets(spans); n != numBuckets {
-		return fmt.Errorf("spans cover %d buckets, there are %d: %w", n, numBuckets, ErrSpanBucketMismatch)
+		return fmt.Errorf("%w: %s, spans cover %d buckets, there are %d", ErrSpanBucketMismatch, side, n, numBuckets)
 	}
 	return nil
 }
@@ -57,30 +57,30 @@ func checkExponentialSpans(spans []Span, numBuckets int) error {
 func checkCustomBounds(bounds []float64, spans []Span, numBuckets int) error {
 	for i, b := range bounds {
 		if math.IsNaN(b) {
-			return fmt.Errorf("bound %d: %w", i+1, ErrCustomBoundsNaN)
+			return fmt.Errorf("%w: bound %d", ErrCustomBoundsNaN, i+1)
 		}
 		if i > 0 && b <= bounds[i-1] {
-			return fmt.Errorf("bound %d is %g after %g: %w", i+1, b, bounds[i-1], ErrCustomBoundsOrder)
+			return fmt.Errorf("%w: bound %d is %g, bound %d is %g", ErrCustomBoundsOrder, i, bounds[i-1], i+1, b)
 		}
 	}
 	if len(bounds) > 0 && math.IsInf(bounds[len(bounds)-1], 1) {
-		return fmt.Errorf("last bound is +Inf: %w", ErrCustomBoundsInfinite)
+		return fmt.Errorf("%w: bound %d is +Inf", ErrCustomBoundsInfinite, len(bounds))
 	}
 	// reach is one past the index of the last bucket; int64 cannot overflow
 	// here since offsets are non-negative int32 and lengths uint32.
 	var reach int64
 	for i, s := range spans {
 		if s.Offset < 0 {
-			return fmt.Errorf("span %d has offset %d: %w", i+1, s.Offset, ErrSpanNegativeOffset)
+			return fmt.Errorf("%w: custom buckets, span %d has offset %d", ErrSpanNegativeOffset, i+1, s.Offset)
 		}
 		reach += int64(s.Offset) + int64(s.Length)
 	}
 	if n := spanBuckets(spans); n != numBuckets {
-		return fmt.Errorf("spans cover %d buckets, there are %d: %w", n, numBuckets, ErrSpanBucketMismatch)
+		return fmt.Errorf("%w: custom buckets, spans cover %d buckets, there are %d", ErrSpanBucketMismatch, n, numBuckets)
 	}
 	if reach > int64(len(bounds))+1 {
-		return fmt.Errorf("spans reach bucket %d, %d bounds give %d buckets: %w",
-			reach-1, len(bounds), len(bounds)+1, ErrCustomBoundsTooFew)
+		return fmt.Errorf("%w: spans reach bucket index %d, %d bounds allow indexes 0 to %d",
+			ErrCustomBoundsTooFew, reach-1, len(bounds), len(bounds))
 	}
 	return nil
 }

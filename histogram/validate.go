@@ -26,39 +26,39 @@ func (h *Histogram) Validate() error {
 	switch {
 	case IsCustomBucketsSchema(h.Schema):
 		if err := checkCustomBounds(h.CustomValues, h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
-			return fmt.Errorf("custom buckets: %w", err)
+			return err
 		}
 		if err := checkCustomUnused(h.ZeroCount != 0, h.ZeroThreshold, h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
 			return err
 		}
 	case IsExponentialSchema(h.Schema):
-		if err := checkExponentialSpans(h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
-			return fmt.Errorf("positive side: %w", err)
+		if err := checkExponentialSpans("positive side", h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
+			return err
 		}
-		if err := checkExponentialSpans(h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
-			return fmt.Errorf("negative side: %w", err)
+		if err := checkExponentialSpans("negative side", h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
+			return err
 		}
 		var err error
-		if negTotal, err = deltaTotal(h.NegativeBuckets); err != nil {
-			return fmt.Errorf("negative side: %w", err)
+		if negTotal, err = deltaTotal("negative side", h.NegativeBuckets); err != nil {
+			return err
 		}
 		if h.CustomValues != nil {
-			return fmt.Errorf("schema %d with %d custom bounds: %w", h.Schema, len(h.CustomValues), ErrExponentialCustomBounds)
+			return fmt.Errorf("%w: schema %d has %d custom bounds", ErrExponentialCustomBounds, h.Schema, len(h.CustomValues))
 		}
 	default:
 		return schemaError(h.Schema)
 	}
-	posTotal, err := deltaTotal(h.PositiveBuckets)
+	posTotal, err := deltaTotal("positive side", h.PositiveBuckets)
 	if err != nil {
-		return fmt.Errorf("positive side: %w", err)
+		return err
 	}
 	inBuckets := negTotal + posTotal + h.ZeroCount
 	if math.IsNaN(h.Sum) {
 		if inBuckets > h.Count {
-			return fmt.Errorf("buckets hold %d observations, count is %d: %w", inBuckets, h.Count, ErrCountTooSmall)
+			return fmt.Errorf("%w: count is %d, buckets hold %d (sum is NaN)", ErrCountTooSmall, h.Count, inBuckets)
 		}
 	} else if inBuckets != h.Count {
-		return fmt.Errorf("buckets hold %d observations, count is %d: %w", inBuckets, h.Count, ErrCountMismatch)
+		return fmt.Errorf("%w: count is %d, buckets hold %d", ErrCountMismatch, h.Count, inBuckets)
 	}
 	return nil
 }
@@ -73,42 +73,42 @@ func (h *FloatHistogram) Validate() error {
 	switch {
 	case IsCustomBucketsSchema(h.Schema):
 		if err := checkCustomBounds(h.CustomValues, h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
-			return fmt.Errorf("custom buckets: %w", err)
+			return err
 		}
 		if err := checkCustomUnused(h.ZeroCount != 0, h.ZeroThreshold, h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
 			return err
 		}
 	case IsExponentialSchema(h.Schema):
-		if err := checkExponentialSpans(h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
-			return fmt.Errorf("positive side: %w", err)
+		if err := checkExponentialSpans("positive side", h.PositiveSpans, len(h.PositiveBuckets)); err != nil {
+			return err
 		}
-		if err := checkExponentialSpans(h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
-			return fmt.Errorf("negative side: %w", err)
+		if err := checkExponentialSpans("negative side", h.NegativeSpans, len(h.NegativeBuckets)); err != nil {
+			return err
 		}
-		if err := checkFloatCounts(h.NegativeBuckets); err != nil {
-			return fmt.Errorf("negative side: %w", err)
+		if err := checkFloatCounts("negative side", h.NegativeBuckets); err != nil {
+			return err
 		}
 		if h.ZeroCount < 0 {
-			return fmt.Errorf("zero bucket count is %g: %w", h.ZeroCount, ErrNegativeBucketCount)
+			return fmt.Errorf("%w: zero bucket has count %g", ErrNegativeBucketCount, h.ZeroCount)
 		}
 		if h.CustomValues != nil {
-			return fmt.Errorf("schema %d with %d custom bounds: %w", h.Schema, len(h.CustomValues), ErrExponentialCustomBounds)
+			return fmt.Errorf("%w: schema %d has %d custom bounds", ErrExponentialCustomBounds, h.Schema, len(h.CustomValues))
 		}
 	default:
 		return schemaError(h.Schema)
 	}
 	if h.Count < 0 {
-		return fmt.Errorf("count is %g: %w", h.Count, ErrNegativeCount)
+		return fmt.Errorf("%w: count is %g", ErrNegativeCount, h.Count)
 	}
-	if err := checkFloatCounts(h.PositiveBuckets); err != nil {
-		return fmt.Errorf("positive side: %w", err)
+	if err := checkFloatCounts("positive side", h.PositiveBuckets); err != nil {
+		return err
 	}
 	return nil
 }
 
 func schemaError(schema int32) error {
-	return fmt.Errorf("schema %d, want %d…%d or %d: %w",
-		schema, ExponentialSchemaMin, ExponentialSchemaMax, CustomBucketsSchema, ErrSchema)
+	return fmt.Errorf("%w: schema %d, want %d…%d or %d",
+		ErrSchema, schema, ExponentialSchemaMin, ExponentialSchemaMax, CustomBucketsSchema)
 }
 
 // checkCustomUnused checks that a custom-bucket histogram leaves the fields
@@ -116,13 +116,13 @@ func schemaError(schema int32) error {
 func checkCustomUnused(zeroCountSet bool, zeroThreshold float64, negSpans []Span, negBuckets int) error {
 	switch {
 	case zeroCountSet:
-		return fmt.Errorf("custom buckets: %w", ErrCustomZeroCount)
+		return ErrCustomZeroCount
 	case zeroThreshold != 0:
-		return fmt.Errorf("custom buckets: zero threshold %g: %w", zeroThreshold, ErrCustomZeroThreshold)
+		return fmt.Errorf("%w: it is %g", ErrCustomZeroThreshold, zeroThreshold)
 	case len(negSpans) > 0:
-		return fmt.Errorf("custom buckets: %d negative spans: %w", len(negSpans), ErrCustomNegativeSpans)
+		return fmt.Errorf("%w: there are %d", ErrCustomNegativeSpans, len(negSpans))
 	case negBuckets > 0:
-		return fmt.Errorf("custom buckets: %d negative buckets: %w", negBuckets, ErrCustomNegativeBuckets)
+		return fmt.Errorf("%w: there are %d", ErrCustomNegativeBuckets, negBuckets)
 	}
 	return nil
 }
@@ -130,13 +130,13 @@ func checkCustomUnused(zeroCountSet bool, zeroThreshold float64, negSpans []Span
 // deltaTotal decodes delta-encoded counts and returns their total. It fails
 // if a decoded count is negative. Decoding wraps in int64 and the total in
 // uint64, as Prometheus's do.
-func deltaTotal(deltas []int64) (uint64, error) {
+func deltaTotal(side string, deltas []int64) (uint64, error) {
 	var cur int64
 	var total uint64
 	for i, d := range deltas {
 		cur += d
 		if cur < 0 {
-			return 0, fmt.Errorf("bucket %d has count %d: %w", i+1, cur, ErrNegativeBucketCount)
+			return 0, fmt.Errorf("%w: %s, bucket %d has count %d", ErrNegativeBucketCount, side, i+1, cur)
 		}
 		total += uint64(cur)
 	}
@@ -144,10 +144,10 @@ func deltaTotal(deltas []int64) (uint64, error) {
 }
 
 // checkFloatCounts fails if a count is negative (NaN is not).
-func checkFloatCounts(counts []float64) error {
+func checkFloatCounts(side string, counts []float64) error {
 	for i, c := range counts {
 		if c < 0 {
-			return fmt.Errorf("bucket %d has count %g: %w", i+1, c, ErrNegativeBucketCount)
+			return fmt.Errorf("%w: %s, bucket %d has count %g", ErrNegativeBucketCount, side, i+1, c)
 		}
 	}
 	return nil
