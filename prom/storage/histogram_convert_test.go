@@ -102,11 +102,39 @@ func parityCases() []*histogram.Histogram {
 		with(custom, func(h *histogram.Histogram) { h.NegativeSpans = []histogram.Span{{}} }),
 		with(custom, func(h *histogram.Histogram) { h.NegativeBuckets = []int64{0} }),
 		with(custom, func(h *histogram.Histogram) { h.Count = 5 }),
+		// Bounds at the ends of the float64 range: the last finite bucket,
+		// the ±Inf bucket, subnormal and zero bounds.
+		with(exp, func(h *histogram.Histogram) {
+			h.Schema = 0
+			h.PositiveSpans = []histogram.Span{{Offset: 1022, Length: 4}}
+			h.PositiveBuckets = []int64{1, 0, 0, 0}
+			h.NegativeSpans = []histogram.Span{{Offset: -1078, Length: 6}}
+			h.NegativeBuckets = []int64{1, 0, 0, 0, 0, 0}
+			h.Count = 12
+		}),
+		with(exp, func(h *histogram.Histogram) {
+			h.Schema = 8
+			h.PositiveSpans = []histogram.Span{{Offset: 1023<<8 + 250, Length: 10}}
+			h.PositiveBuckets = []int64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+			h.NegativeSpans = []histogram.Span{{Offset: -(1074 << 8) - 1000, Length: 3}}
+			h.NegativeBuckets = []int64{1, 0, 0}
+			h.Count = 15
+		}),
+		with(exp, func(h *histogram.Histogram) {
+			h.Schema = -4
+			h.PositiveSpans = []histogram.Span{{Offset: -68, Length: 3}, {Offset: 128, Length: 3}}
+			h.PositiveBuckets = []int64{1, 0, 0, 0, 0, 0}
+			h.Count = 11
+		}),
 	}
 }
 
 func TestHistogramValidateParity(t *testing.T) {
-	for _, h := range parityCases() {
+	cases := parityCases()
+	for _, h := range cases[len(cases)-3:] {
+		require.NoError(t, h.Validate(), "%v", h)
+	}
+	for _, h := range cases {
 		checkParity(t, h)
 		checkFloatParity(t, h.ToFloat())
 		fh := h.ToFloat()
