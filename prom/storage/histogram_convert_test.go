@@ -88,7 +88,12 @@ func parityCases() []*histogram.Histogram {
 		with(exp, func(h *histogram.Histogram) { h.ZeroCount = math.MaxUint64; h.Count = 8 }),
 		// Deltas wrap in int64 for both.
 		with(exp, func(h *histogram.Histogram) { h.PositiveBuckets = []int64{math.MaxInt64, 1, 0}; h.Count = 0 }),
-		with(custom, func(h *histogram.Histogram) { h.CustomValues = nil; h.PositiveSpans = h.PositiveSpans[:1]; h.PositiveBuckets = h.PositiveBuckets[:2]; h.Count = 4 }),
+		with(custom, func(h *histogram.Histogram) {
+			h.CustomValues = nil
+			h.PositiveSpans = h.PositiveSpans[:1]
+			h.PositiveBuckets = h.PositiveBuckets[:2]
+			h.Count = 4
+		}),
 		with(custom, func(h *histogram.Histogram) { h.CustomValues = []float64{} }),
 		with(custom, func(h *histogram.Histogram) { h.CustomValues = []float64{math.Inf(-1), 2, 5} }),
 		with(custom, func(h *histogram.Histogram) { h.CustomValues = []float64{1, 2, math.Inf(1)} }),
