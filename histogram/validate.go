@@ -9,18 +9,23 @@ import (
 // what Prometheus v0.316.0 accepts. The error wraps ErrInvalid and one of the
 // reasons in errors.go. In order, it checks:
 //
-//   - custom buckets: the bounds and spans (checkCustomBounds), then that
-//     ZeroCount, ZeroThreshold and the negative side are unset;
-//   - exponential schemas: the spans of both sides, the negative bucket
-//     counts, and that CustomValues is nil;
+//   - custom buckets: bounds not NaN, strictly increasing and not ending in
+//     +Inf; span offsets not negative, span lengths adding up to the number
+//     of buckets, no bucket beyond the +Inf one; then ZeroCount,
+//     ZeroThreshold and the negative side unset;
+//   - exponential schemas: for each side, no negative offset after the first
+//     span, every bucket index within int32, span lengths adding up to the
+//     number of buckets; then the negative bucket counts, and CustomValues
+//     nil;
 //   - any other schema: ErrSchema;
 //   - the positive bucket counts: no running sum of deltas below zero;
 //   - Count: equal to ZeroCount plus the bucket counts, or at least that if
 //     Sum is NaN (NaN observations are counted but land in no bucket). The
 //     total is taken modulo 2^64, as Prometheus takes it.
 //
-// ZeroThreshold of an exponential histogram is not checked. Validate does not
-// allocate unless it fails.
+// ZeroThreshold of an exponential histogram is not checked (Prometheus
+// accepts a negative or NaN one too). Validate does not allocate unless it
+// fails.
 func (h *Histogram) Validate() error {
 	var negTotal, posTotal uint64
 	switch {
