@@ -1,7 +1,6 @@
 package tsdb
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -257,9 +256,7 @@ func openCloseFaults(t *testing.T, prep func() *vfs.MemFS, check func(t *testing
 func TestAdversarialOpenCloseFaults(t *testing.T) {
 	base := advBaseDB(t)
 	openCloseFaults(t, base.fs.Crash, func(t *testing.T, what string, err error, got map[string][]sample) {
-		if !sameData(base.want, got) {
-			t.Errorf("fault at %s (error %v): data not whole after reopen", what, err)
-		}
+		require.True(t, sameData(base.want, got), "fault at %s (error %v): data not whole after reopen", what, err)
 	})
 }
 
@@ -284,28 +281,18 @@ func TestAdversarialOpenFaultSplitsInterruptedDelete(t *testing.T) {
 	blockFaults := 0
 	openCloseFaults(t, prep, func(t *testing.T, what string, err error, got map[string][]sample) {
 		// Whatever failed, the retry Open completed the delete.
-		if !sameData(deleted, got) {
-			t.Errorf("fault at %s (error %v): after the retry the interrupted delete is not complete", what, err)
-		}
+		require.True(t, sameData(deleted, got), "fault at %s (error %v): after the retry the interrupted delete is not complete", what, err)
 		for _, b := range base.blocks {
 			id := b.ULID.String()
 			if !strings.Contains(what, id) {
 				continue
 			}
 			blockFaults++
-			switch {
-			case err == nil:
-				t.Errorf("fault at %s: Open succeeded", what)
-			case !strings.Contains(err.Error(), id):
-				t.Errorf("fault at %s: error does not name the block: %v", what, err)
-			case !errors.Is(err, syscall.EIO):
-				t.Errorf("fault at %s: error does not wrap the cause: %v", what, err)
-			case errors.Is(err, ErrCorruptBlock):
-				t.Errorf("fault at %s: a transient fault reported as a corrupt block: %v", what, err)
-			}
+			require.Error(t, err, "fault at %s: Open succeeded", what)
+			require.Contains(t, err.Error(), id, "fault at %s: error does not name the block", what)
+			require.ErrorIs(t, err, syscall.EIO, "fault at %s: error does not wrap the cause", what)
+			require.NotErrorIs(t, err, ErrCorruptBlock, "fault at %s: a transient fault reported as a corrupt block", what)
 		}
 	})
-	if blockFaults == 0 {
-		t.Error("no fault hit a block's files")
-	}
+	require.NotZero(t, blockFaults, "no fault hit a block's files")
 }

@@ -71,9 +71,7 @@ func advBaseDB(t *testing.T) advBase {
 		fsys.SyncAll()
 		advData = advBase{fs: fsys, blocks: blocks, want: want, lsets: lsets}
 	})
-	if advData.fs == nil {
-		t.Fatal("base DB could not be built")
-	}
+	require.NotNil(t, advData.fs, "base DB could not be built")
 	return advData
 }
 

@@ -108,9 +108,7 @@ func TestAdversarialSnapshotExtremeTimestamps(t *testing.T) {
 		require.NoError(t, app.Commit())
 		err = db.Snapshot("snap", true)
 		require.NoError(t, db.Close())
-		if err != nil {
-			t.Fatalf("ts %d: Snapshot failed: %v", ts, err)
-		}
+		require.NoError(t, err, "ts %d: Snapshot", ts)
 		sdb, err := Open("snap", nil, nil, &Options{FS: fsys, NoWAL: true})
 		require.NoError(t, err)
 		got, err := fullQuery(sdb)

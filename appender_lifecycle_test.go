@@ -238,7 +238,7 @@ func TestCommitConcurrentWithClose(t *testing.T) {
 				refused++
 				require.Zero(t, n, "iteration %d: writer %d got ErrClosed, but %d of its samples replayed", it, w, n)
 			default:
-				t.Fatalf("iteration %d: writer %d: Commit returned %v, want nil or ErrClosed", it, w, err)
+				require.Failf(t, "Commit returned neither nil nor ErrClosed", "iteration %d: writer %d: %v", it, w, err)
 			}
 		}
 	}
@@ -314,7 +314,7 @@ func TestLeakedAppenderReleased(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for gauge(t, reg, "tsdb_head_open_appenders") != 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("leaked appender never released")
+			require.FailNow(t, "leaked appender never released")
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -355,7 +355,7 @@ func TestLeakedAppenderUntracked(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for gauge(t, reg, "tsdb_head_open_appenders") != 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("leaked appender never released")
+			require.FailNow(t, "leaked appender never released")
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -404,12 +404,11 @@ func TestCommitConcurrentWithCloseNoWAL(t *testing.T) {
 		wg.Wait()
 		committed := 0
 		for w, err := range errs {
-			switch {
-			case err == nil:
+			if err == nil {
 				committed++
-			case !errors.Is(err, ErrClosed):
-				t.Fatalf("iteration %d: writer %d: Commit returned %v, want nil or ErrClosed", it, w, err)
+				continue
 			}
+			require.ErrorIs(t, err, ErrClosed, "iteration %d: writer %d: Commit returns nil or ErrClosed", it, w)
 		}
 		require.Equal(t, float64(committed*perTx), counterValue(t, db.head.metrics.samplesAppended),
 			"iteration %d: samples applied to the head", it)

@@ -67,16 +67,11 @@ func FuzzDecodeMeta(f *testing.F) {
 			return
 		}
 		out, err := json.Marshal(&m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		m2, err := decodeMeta(out)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
-		if m2.ULID != m.ULID || m2.MinTime != m.MinTime || m2.MaxTime != m.MaxTime || m2.Compaction.Level != m.Compaction.Level {
-			t.Fatalf("round trip changed %+v into %+v", m, m2)
-		}
+		require.NoError(t, err, "re-decode")
+		require.True(t, m2.ULID == m.ULID && m2.MinTime == m.MinTime && m2.MaxTime == m.MaxTime && m2.Compaction.Level == m.Compaction.Level,
+			"round trip changed %+v into %+v", m, m2)
 	})
 }
 

@@ -45,7 +45,7 @@ func heldCompaction(t *testing.T, db *DB) (release func() error) {
 	require.Eventually(t, func() bool { return len(db.Blocks()) == 1 }, 10*time.Second, time.Millisecond)
 	select {
 	case err := <-done:
-		t.Fatalf("Compact returned before its reader was closed: %v", err)
+		require.Failf(t, "Compact returned before its reader was closed", "%v", err)
 	default:
 	}
 	return func() error {
@@ -69,7 +69,7 @@ func requireCancelledPromptly(t *testing.T, what string, f func(ctx context.Cont
 	<-started
 	select {
 	case err := <-done:
-		t.Fatalf("%s returned while a compaction holds the lock: %v", what, err)
+		require.Failf(t, "returned while a compaction holds the lock", "%s: %v", what, err)
 	case <-time.After(20 * time.Millisecond): // only makes the test meaningful; correctness does not rest on it
 	}
 	cancel()
@@ -77,7 +77,7 @@ func requireCancelledPromptly(t *testing.T, what string, f func(ctx context.Cont
 	case err := <-done:
 		require.ErrorIs(t, err, context.Canceled, what)
 	case <-time.After(5 * time.Second):
-		t.Fatalf("%s still blocked 5 s after its context was cancelled", what)
+		require.Failf(t, "still blocked 5 s after its context was cancelled", "%s", what)
 	}
 }
 

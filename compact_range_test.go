@@ -187,7 +187,7 @@ func TestTruncateRacingCommits(t *testing.T) {
 		if mt := h.MinTime(); mt > ts {
 			close(stop)
 			<-truncated
-			t.Fatalf("commit %d at %d returned, head MinTime %d is later", i, ts, mt)
+			require.Failf(t, "head MinTime later than a committed sample", "commit %d at %d returned, head MinTime %d is later", i, ts, mt)
 		}
 	}
 	close(stop)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -251,7 +252,10 @@ func TestIsolationThroughCompaction(t *testing.T) {
 				if second := snapshotCounts(t, q); fmt.Sprint(second) != fmt.Sprint(first) {
 					report("querier result changed over its lifetime")
 				}
-				require.NoError(t, q.Close())
+				if err := q.Close(); err != nil {
+					report("querier close: %v", err)
+					return
+				}
 				reads.Add(1)
 			}
 		}()
@@ -263,12 +267,13 @@ func TestIsolationThroughCompaction(t *testing.T) {
 	wg.Wait()
 	close(problems)
 	for p := range problems {
-		t.Error(p)
+		assert.Fail(t, p) // report every problem
 	}
 	t.Logf("%d scrapes per target, %d reads, %d blocks", round.Load(), reads.Load(), len(db.Blocks()))
 }
 
-// snapshotCounts counts a querier's samples per target and timestamp.
+// snapshotCounts counts a querier's samples per target and timestamp. It
+// runs in the readers' goroutines, so it reports failures without stopping.
 func snapshotCounts(t *testing.T, q Querier) map[string]int {
 	counts := map[string]int{}
 	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "iso"))
@@ -282,13 +287,9 @@ func snapshotCounts(t *testing.T, q Querier) map[string]int {
 			}
 			counts[fmt.Sprintf("%s/%d", tg, ts)]++
 		}
-		if err := it.Err(); err != nil {
-			t.Error(err)
-		}
+		assert.NoError(t, it.Err())
 	}
-	if err := ss.Err(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, ss.Err())
 	return counts
 }
 

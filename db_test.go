@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -43,18 +44,22 @@ func TestIsolationBatchesSeenWhole(t *testing.T) {
 	for i := range lsets {
 		lsets[i] = seriesLabels(i)
 	}
-	// One committed batch first, so every query has something to see.
-	writeBatch := func(refs []SeriesRef, batch int) {
+	// writeBatch runs in the writer goroutine too: it reports failures
+	// without stopping the test and returns whether the batch committed.
+	writeBatch := func(refs []SeriesRef, batch int) bool {
 		app := db.Appender(ctx)
 		for i := range lsets {
 			ref, err := app.Append(refs[i], lsets[i], int64(batch), float64(batch))
-			require.NoError(t, err)
+			if !assert.NoError(t, err) {
+				return false
+			}
 			refs[i] = ref
 		}
-		require.NoError(t, app.Commit())
+		return assert.NoError(t, app.Commit())
 	}
+	// One committed batch first, so every query has something to see.
 	refs := make([]SeriesRef, nSeries)
-	writeBatch(refs, 0)
+	require.True(t, writeBatch(refs, 0))
 
 	var (
 		stop          atomic.Bool
@@ -70,7 +75,9 @@ func TestIsolationBatchesSeenWhole(t *testing.T) {
 		defer wg.Done()
 		refs := append([]SeriesRef(nil), refs...)
 		for b := 1; !stop.Load(); b++ {
-			writeBatch(refs, b)
+			if !writeBatch(refs, b) {
+				return
+			}
 			batches.Store(int64(b))
 		}
 	}()
@@ -116,7 +123,7 @@ func TestIsolationBatchesSeenWhole(t *testing.T) {
 			}
 		}()
 	}
-	for queries.Load() < minQueries || batches.Load() < 100 {
+	for (queries.Load() < minQueries || batches.Load() < 100) && !t.Failed() {
 		time.Sleep(time.Millisecond)
 	}
 	stop.Store(true)
@@ -489,7 +496,7 @@ func TestLeakedQuerierReleased(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for gauge(t, reg, "tsdb_isolation_open_reads") != 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("leaked querier never released its snapshot")
+			require.FailNow(t, "leaked querier never released its snapshot")
 		}
 		runtime.GC()
 		time.Sleep(time.Millisecond)
@@ -498,7 +505,7 @@ func TestLeakedQuerierReleased(t *testing.T) {
 	// The cleanup logs one warning naming where the querier was created.
 	for !strings.Contains(logBuf.String(), "Querier was not closed") {
 		if time.Now().After(deadline) {
-			t.Fatal("no warning logged")
+			require.FailNow(t, "no warning logged")
 		}
 		time.Sleep(time.Millisecond)
 	}

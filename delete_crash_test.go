@@ -100,9 +100,8 @@ func TestCrashDuringDeleteCleanSnapshot(t *testing.T) {
 					}
 					got = dbState(t, crashed, "snap")
 				}
-				if got != oldState && got != newState {
-					t.Fatalf("crash after write %d of %d: neither the old nor the new state", k, writes)
-				}
+				require.True(t, got == oldState || got == newState,
+					"crash after write %d of %d: neither the old nor the new state", k, writes)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/labels"
@@ -53,14 +54,10 @@ func (m *deleteModel) check(t *testing.T, db *DB, what string) {
 	require.NoError(t, err)
 	defer q.Close()
 	got := querySamples(t, q)
-	if len(got) != len(m.samples) {
-		t.Fatalf("%s: %d series, want %d", what, len(got), len(m.samples))
-	}
+	require.Equal(t, len(m.samples), len(got), "%s: number of series", what)
 	for key, want := range m.samples {
 		g := got[key]
-		if len(g) != len(want) {
-			t.Fatalf("%s: %s has %d samples, want %d", what, key, len(g), len(want))
-		}
+		require.Equal(t, len(want), len(g), "%s: samples of %s", what, key)
 		for i := range want {
 			if g[i].T != want[i].T || math.Float64bits(g[i].V) != math.Float64bits(want[i].V) {
 				t.Fatalf("%s: %s sample %d = %v, want %v", what, key, i, g[i], want[i])
@@ -258,13 +255,11 @@ func TestSnapshotUnderLoad(t *testing.T) {
 				app := db.Appender(ctx)
 				for i := 0; i < perScrape; i++ {
 					l := labels.FromStrings(labels.MetricName, "snap", "w", fmt.Sprint(w), "i", fmt.Sprint(i))
-					if _, err := app.Append(0, l, r*15000, float64(r)); err != nil {
-						t.Error(err)
+					if _, err := app.Append(0, l, r*15000, float64(r)); !assert.NoError(t, err) {
 						return
 					}
 				}
-				if err := app.Commit(); err != nil {
-					t.Error(err)
+				if !assert.NoError(t, app.Commit()) {
 					return
 				}
 				committed[w].Store(r)
@@ -296,15 +291,12 @@ func TestSnapshotUnderLoad(t *testing.T) {
 		require.NoError(t, q.Close())
 		require.NoError(t, sdb.Close())
 		for key, c := range counts {
-			if c != perScrape {
-				t.Fatalf("snapshot %d: scrape %s has %d of %d samples", n, key, c, perScrape)
-			}
+			require.Equal(t, perScrape, c, "snapshot %d: samples of scrape %s", n, key)
 		}
 		for w := 0; w < 2; w++ {
 			for r := int64(1); r <= floor[w]; r++ {
-				if counts[fmt.Sprintf("%d@%d", w, r*15000)] == 0 {
-					t.Fatalf("snapshot %d: writer %d scrape %d committed before the call is missing", n, w, r)
-				}
+				require.NotZero(t, counts[fmt.Sprintf("%d@%d", w, r*15000)],
+					"snapshot %d: writer %d scrape %d committed before the call is missing", n, w, r)
 			}
 		}
 	}

@@ -336,8 +336,6 @@ func TestLabelQueriesRollbackStress(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
-	if f := failed.Load(); f != nil {
-		t.Fatalf("after %d queries: %s", queries, f)
-	}
+	require.Nil(t, failed.Load(), "after %d queries", queries)
 	t.Logf("%d queriers, %d appenders, %d distinct committed values", queries, appenders.Load(), len(committed))
 }

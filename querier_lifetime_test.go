@@ -29,13 +29,10 @@ func writeRounds(t testing.TB, db *DB, lsets []labels.Labels, from, to int) {
 	for r := from; r < to; r++ {
 		app := db.Appender(ctx)
 		for i, l := range lsets {
-			if _, err := app.Append(0, l, int64(r)*15000, scrapeValue(i, r)); err != nil {
-				t.Fatal(err)
-			}
+			_, err := app.Append(0, l, int64(r)*15000, scrapeValue(i, r))
+			require.NoError(t, err)
 		}
-		if err := app.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, app.Commit())
 	}
 }
 

@@ -135,7 +135,7 @@ func TestSnapshotUnderChurn(t *testing.T) {
 		time.Sleep(500 * time.Microsecond)
 		select {
 		case err := <-bgErrs:
-			t.Fatal(err)
+			require.NoError(t, err)
 		default:
 		}
 	}
@@ -252,7 +252,7 @@ func TestSnapshotUnderChurn(t *testing.T) {
 		case err := <-bgErrs:
 			close(toCheck)
 			<-checkErr
-			t.Fatal(err)
+			require.NoError(t, err)
 		default:
 		}
 		sn := taken{n: n, dir: fmt.Sprintf("snapshots/%d", n)}
@@ -262,19 +262,17 @@ func TestSnapshotUnderChurn(t *testing.T) {
 		if err := db.Snapshot(sn.dir, true); err != nil {
 			close(toCheck)
 			<-checkErr
-			t.Fatalf("snapshot %d: %v", n, err)
+			require.NoError(t, err, "snapshot %d", n)
 		}
 		toCheck <- sn
 	}
 	close(toCheck)
-	if err := <-checkErr; err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, <-checkErr)
 	stop.Store(true)
 	wg.Wait()
 	select {
 	case err := <-bgErrs:
-		t.Fatal(err)
+		require.NoError(t, err)
 	default:
 	}
 	compactions, retained := gauge(t, reg, "tsdb_compactions_total"), gauge(t, reg, "tsdb_retention_deletions_total")

@@ -106,7 +106,7 @@ func gauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
 			}
 		}
 	}
-	t.Fatalf("metric %s not found", name)
+	require.Failf(t, "metric not found", "%s", name)
 	return 0
 }
 

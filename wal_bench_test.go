@@ -27,12 +27,8 @@ func BenchmarkWALReplay(b *testing.B) {
 			b.ResetTimer()
 			for n := 0; n < b.N; n++ {
 				db, err := Open("data", nil, nil, o)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if db.Head().NumSeries() != 20000 {
-					b.Fatalf("replayed %d series", db.Head().NumSeries())
-				}
+				require.NoError(b, err)
+				require.Equal(b, int64(20000), db.Head().NumSeries(), "replayed series")
 				require.NoError(b, db.Close())
 			}
 			b.ReportMetric(float64(samples*b.N)/b.Elapsed().Seconds(), "samples/s")

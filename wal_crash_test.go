@@ -86,8 +86,8 @@ func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present [
 	require.NoError(t, ss.Err())
 	present = make([]bool, len(w.sizes)+1)
 	for k := 1; k <= len(w.sizes); k++ {
-		if counts[k] != 0 && counts[k] != w.sizes[k-1] {
-			t.Fatalf("after %s: transaction %d has %d of %d samples", what, k, counts[k], w.sizes[k-1])
+		if counts[k] != 0 {
+			require.Equal(t, w.sizes[k-1], counts[k], "after %s: samples of transaction %d", what, k)
 		}
 		present[k] = counts[k] > 0
 	}
@@ -182,9 +182,7 @@ func TestWALCrashMatrix(t *testing.T) {
 		present := w.check(t, fs2, what)
 		last := lastWhole(off)
 		for k := 1; k <= txns; k++ {
-			if want := k <= last; present[k] != want {
-				t.Fatalf("after %s: transaction %d present=%v, want %v (last whole %d)", what, k, present[k], want, last)
-			}
+			require.Equal(t, k <= last, present[k], "after %s: transaction %d present (last whole %d)", what, k, last)
 		}
 	}
 

@@ -80,9 +80,7 @@ func TestWALKill(t *testing.T) {
 		for !killed {
 			select {
 			case k, ok := <-lines:
-				if !ok {
-					t.Fatalf("round %d: child exited before it was killed (seed %d)", round, seed)
-				}
+				require.True(t, ok, "round %d: child exited before it was killed (seed %d)", round, seed)
 				acked = max(acked, k)
 				if killAfter == nil {
 					killAfter = time.After(delay)
@@ -142,9 +140,7 @@ func killChild(t *testing.T, dir string) {
 	o.WALSyncEveryCommit = true
 	o.WALSegmentSize = 256 << 10
 	db, err := Open(dir, nil, nil, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	start := 1
 	if maxt := db.Head().MaxTime(); maxt != math.MinInt64 {
 		start = int(maxt) + 1
@@ -153,14 +149,11 @@ func killChild(t *testing.T, dir string) {
 	for k := start; time.Now().Before(deadline); k++ {
 		app := db.Appender(ctx)
 		for i := 0; i < killBatchWidth; i++ {
-			if _, err := app.Append(0, killLabels(i), int64(k), float64(k)); err != nil {
-				t.Fatal(err)
-			}
+			_, err := app.Append(0, killLabels(i), int64(k), float64(k))
+			require.NoError(t, err)
 		}
-		if err := app.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, app.Commit())
 		fmt.Printf("committed %d\n", k)
 	}
-	t.Fatal("child was not killed")
+	require.FailNow(t, "child was not killed")
 }

@@ -3,6 +3,8 @@ package check_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/check"
 )
 
@@ -10,9 +12,7 @@ import (
 // WAL of 4 segments and a checkpoint) per iteration.
 func BenchmarkDir(b *testing.B) {
 	fsys, err := testDBCopy()
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.ReportAllocs()
 	var samples uint64
 	for b.Loop() {

@@ -411,7 +411,7 @@ func tombstonesWithData(t *testing.T, fsys *vfs.MemFS) string {
 			return p
 		}
 	}
-	t.Fatal("no block has tombstones")
+	require.FailNow(t, "no block has tombstones")
 	return ""
 }
 
@@ -425,7 +425,7 @@ func checkpointSegment(t *testing.T, fsys *vfs.MemFS) string {
 			return filepath.Join(dbDir, "wal", e.Name(), "00000000")
 		}
 	}
-	t.Fatal("no checkpoint")
+	require.FailNow(t, "no checkpoint")
 	return ""
 }
 
@@ -440,7 +440,7 @@ func lastSegmentWithData(t *testing.T, fsys *vfs.MemFS) string {
 			return segs[i]
 		}
 	}
-	t.Fatal("no WAL segment holds records")
+	require.FailNow(t, "no WAL segment holds records")
 	return ""
 }
 

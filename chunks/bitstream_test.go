@@ -3,6 +3,8 @@ package chunks
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestBitStreamRoundTrip(t *testing.T) {
@@ -23,12 +25,8 @@ func TestBitStreamRoundTrip(t *testing.T) {
 			w.writeBits(v, n)
 			total += int(n)
 		}
-		if want := (total + 7) / 8; len(w.buf) != want {
-			t.Fatalf("round %d (seed %d): %d bytes for %d bits", round, seed, len(w.buf), total)
-		}
-		if pad := len(w.buf)*8 - total; int(w.free) != pad {
-			t.Fatalf("round %d: free = %d, want %d", round, w.free, pad)
-		}
+		require.Equal(t, (total+7)/8, len(w.buf), "round %d (seed %d): bytes for %d bits", round, seed, total)
+		require.Equal(t, len(w.buf)*8-total, int(w.free), "round %d: free", round)
 		var br bitReader
 		br.reset(w.buf, 0)
 		for i, f := range fields {
@@ -37,17 +35,13 @@ func TestBitStreamRoundTrip(t *testing.T) {
 			if f.n < 64 {
 				want &= 1<<f.n - 1
 			}
-			if !ok || got != want {
-				t.Fatalf("round %d field %d (%d bits): got %#x ok=%v, want %#x", round, i, f.n, got, ok, want)
-			}
+			require.True(t, ok, "round %d field %d (%d bits)", round, i, f.n)
+			require.Equal(t, want, got, "round %d field %d (%d bits): got %#x, want %#x", round, i, f.n, got, want)
 		}
-		if br.bitPos() != total {
-			t.Fatalf("bitPos %d, want %d", br.bitPos(), total)
-		}
+		require.Equal(t, total, br.bitPos(), "bitPos")
 		// Only padding is left.
-		if _, ok := br.readWide(uint8(len(w.buf)*8 - total + 1)); ok {
-			t.Fatalf("round %d: read past the end", round)
-		}
+		_, ok := br.readWide(uint8(len(w.buf)*8 - total + 1))
+		require.False(t, ok, "round %d: read past the end", round)
 	}
 }
 
@@ -60,14 +54,10 @@ func TestBitWriterKnownBits(t *testing.T) {
 	w.writeBits(^uint64(0), 4) // only 4 low bits
 	// 101 1010101111001101 1 1111 -> 10110101 01111001 10111111
 	requireBytes(t, []byte{0xB5, 0x79, 0xBF}, w.buf)
-	if w.free != 0 {
-		t.Fatalf("free %d", w.free)
-	}
+	require.Equal(t, uint8(0), w.free, "free")
 	w.writeBits(0b1, 1)
 	requireBytes(t, []byte{0xB5, 0x79, 0xBF, 0x80}, w.buf)
-	if w.free != 7 {
-		t.Fatalf("free %d", w.free)
-	}
+	require.Equal(t, uint8(7), w.free, "free")
 }
 
 // TestBitWriterFillsZeroByte checks writing after a whole zero last byte
@@ -77,9 +67,7 @@ func TestBitWriterFillsZeroByte(t *testing.T) {
 	w.writeBits(0b11, 2)
 	w.writeBits(0x1FF, 9)
 	requireBytes(t, []byte{0xAA, 0xFF, 0xE0}, w.buf)
-	if w.free != 5 {
-		t.Fatalf("free %d", w.free)
-	}
+	require.Equal(t, uint8(5), w.free, "free")
 }
 
 // TestBitReaderUsesLastByteCopy checks the concurrency contract: after
@@ -97,13 +85,11 @@ func TestBitReaderUsesLastByteCopy(t *testing.T) {
 		data[:n+1][n] = 0xEE // and appends within capacity
 		for i := range n {
 			b, ok := br.readBits(8)
-			if !ok || byte(b) != want[i] {
-				t.Fatalf("len %d byte %d: got %#x ok=%v, want %#x", n, i, b, ok, want[i])
-			}
+			require.True(t, ok, "len %d byte %d", n, i)
+			require.Equal(t, want[i], byte(b), "len %d byte %d: got %#x, want %#x", n, i, b, want[i])
 		}
-		if _, ok := br.readBits(1); ok {
-			t.Fatalf("len %d: read past the captured length", n)
-		}
+		_, ok := br.readBits(1)
+		require.False(t, ok, "len %d: read past the captured length", n)
 	}
 }
 
@@ -119,14 +105,14 @@ func TestBitReaderUnalignedWide(t *testing.T) {
 		w.writeBits(0b10, 2)
 		var br bitReader
 		br.reset(w.buf, 0)
-		if v, ok := br.readBits(uint8(pre)); !ok || v != 1<<pre-1 {
-			t.Fatalf("pre %d: prefix %#x", pre, v)
-		}
-		if v, ok := br.readWide(64); !ok || v != 0x8123456789ABCDEF {
-			t.Fatalf("pre %d: got %#x", pre, v)
-		}
-		if v, ok := br.readBits(2); !ok || v != 0b10 {
-			t.Fatalf("pre %d: suffix %#x", pre, v)
-		}
+		v, ok := br.readBits(uint8(pre))
+		require.True(t, ok, "pre %d: prefix", pre)
+		require.Equal(t, uint64(1<<pre-1), v, "pre %d: prefix %#x", pre, v)
+		v, ok = br.readWide(64)
+		require.True(t, ok, "pre %d", pre)
+		require.Equal(t, uint64(0x8123456789ABCDEF), v, "pre %d: got %#x", pre, v)
+		v, ok = br.readBits(2)
+		require.True(t, ok, "pre %d: suffix", pre)
+		require.Equal(t, uint64(0b10), v, "pre %d: suffix %#x", pre, v)
 	}
 }

@@ -3,6 +3,8 @@ package chunks
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestSizeClassMatchesRuntime checks the size-class table against the
@@ -10,13 +12,9 @@ import (
 func TestSizeClassMatchesRuntime(t *testing.T) {
 	for n := 1; n <= 4096; n++ {
 		want := cap(append([]byte(nil), make([]byte, n)...))
-		if got := sizeClass(n); got != want {
-			t.Fatalf("sizeClass(%d) = %d, runtime rounds to %d", n, got, want)
-		}
+		require.Equal(t, want, sizeClass(n), "sizeClass(%d), runtime rounds to %d", n, want)
 	}
-	if got := sizeClass(5000); got != 5000 {
-		t.Fatalf("sizeClass(5000) = %d, want 5000", got)
-	}
+	require.Equal(t, 5000, sizeClass(5000), "sizeClass(5000)")
 }
 
 // TestOpenChunkSlack checks that a growing chunk never holds more capacity
@@ -31,15 +29,12 @@ func TestOpenChunkSlack(t *testing.T) {
 	} {
 		c := NewXORChunk()
 		app, err := c.XORAppender()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i := range 1000 {
 			app.Append(int64(i)*15000, vals(i))
 			n, capacity := len(c.Bytes()), cap(c.Bytes())
-			if capacity > initialCapacity && capacity > sizeClass(n+8+n/4) {
-				t.Fatalf("sample %d: %d bytes in a slice of capacity %d", i, n, capacity)
-			}
+			require.False(t, capacity > initialCapacity && capacity > sizeClass(n+8+n/4),
+				"sample %d: %d bytes in a slice of capacity %d", i, n, capacity)
 		}
 	}
 }

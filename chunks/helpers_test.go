@@ -1,41 +1,32 @@
 package chunks
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
-// Small assertion helpers: testify cannot be built in this module yet
-// (go.sum lacks its dependencies), and these keep failures readable.
+// Small assertion helpers that keep failures readable.
 
 func mustAppender(t testing.TB, c Chunk) Appender {
 	t.Helper()
 	app, err := c.Appender()
-	if err != nil {
-		t.Fatalf("Appender: %v", err)
-	}
+	require.NoError(t, err, "Appender")
 	return app
 }
 
 func requireBytes(t testing.TB, want, got []byte) {
 	t.Helper()
-	if !bytes.Equal(want, got) {
-		t.Fatalf("bytes differ\nwant % X\ngot  % X", want, got)
-	}
+	require.Equal(t, want, got, "bytes differ")
 }
 
 func requireCorrupt(t testing.TB, err error) {
 	t.Helper()
-	if !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("want error wrapping ErrCorrupt, got %v", err)
-	}
+	require.ErrorIs(t, err, ErrCorrupt)
 	var ce *CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("want *CorruptError, got %T", err)
-	}
+	require.ErrorAs(t, err, &ce)
 }
 
 // testSample is a sample with its value as raw bits, so that comparisons
@@ -70,20 +61,14 @@ func collect(t testing.TB, it Iterator) []testSample {
 		ts, v := it.At()
 		out = append(out, testSample{ts, math.Float64bits(v)})
 	}
-	if err := it.Err(); err != nil {
-		t.Fatalf("iteration error after %d samples: %v", len(out), err)
-	}
+	require.NoError(t, it.Err(), "iteration error after %d samples", len(out))
 	return out
 }
 
 func requireSamples(t testing.TB, want, got []testSample) {
 	t.Helper()
-	if len(want) != len(got) {
-		t.Fatalf("got %d samples, want %d", len(got), len(want))
-	}
+	require.Equal(t, len(want), len(got), "number of samples")
 	for i := range want {
-		if want[i] != got[i] {
-			t.Fatalf("sample %d: got %v, want %v", i, got[i], want[i])
-		}
+		require.Equal(t, want[i], got[i], "sample %d", i)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // benchSeries are realistic 120-sample chunks: 15 s scrapes with a little
@@ -56,9 +58,8 @@ func BenchmarkXORIterate(b *testing.B) {
 					lastT, _ = it.At()
 				}
 			}
-			if it.Err() != nil || lastT != ss[len(ss)-1].t {
-				b.Fatalf("last time %d, err %v", lastT, it.Err())
-			}
+			require.NoError(b, it.Err())
+			require.Equal(b, ss[len(ss)-1].t, lastT, "last time")
 			b.ReportMetric(float64(b.N)*float64(len(ss))/b.Elapsed().Seconds(), "samples/s")
 		})
 	}

@@ -3,6 +3,8 @@ package chunks
 import (
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestXORExactBytes checks encoder output against byte sequences derived by
@@ -89,9 +91,7 @@ func TestXORExactBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := encode(t, tc.samples)
 			requireBytes(t, tc.want, c.Bytes())
-			if got := c.NumSamples(); got != len(tc.samples) {
-				t.Fatalf("NumSamples = %d, want %d", got, len(tc.samples))
-			}
+			require.Equal(t, len(tc.samples), c.NumSamples(), "NumSamples")
 			requireSamples(t, tc.samples, collect(t, c.Iterator(nil)))
 		})
 	}

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // concSample is sample i of the concurrency test's series: a jittered 15 s
@@ -56,9 +59,8 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 				}
 				c := NewXORChunk()
 				a, err := c.Appender()
-				if err != nil {
+				if !assert.NoError(t, err) {
 					mu.Unlock()
-					t.Error(err)
 					return
 				}
 				chunks, app = append(chunks, c), a
@@ -101,12 +103,8 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 					}
 					got++
 				}
-				if err := it.Err(); err != nil {
-					t.Errorf("chunk %d: %v", k, err)
-					return
-				}
-				if got != want {
-					t.Errorf("chunk %d: iterated %d samples, %d were appended before the iterator was created", k, got, want)
+				if !assert.NoError(t, it.Err(), "chunk %d", k) ||
+					!assert.Equal(t, want, got, "chunk %d: samples iterated vs appended before the iterator was created", k) {
 					return
 				}
 				checks.Add(1)
@@ -115,9 +113,7 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if checks.Load() < readers*minChecks {
-		t.Fatalf("only %d checks ran", checks.Load())
-	}
+	require.GreaterOrEqual(t, checks.Load(), int64(readers*minChecks), "checks ran")
 	// Finally, everything is there.
 	for k, c := range chunks {
 		it := c.Iterator(nil)
@@ -125,13 +121,11 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 		for it.Next() {
 			ts, v := it.At()
 			wt, wv := concSample(k*perChunk + j)
-			if ts != wt || math.Float64bits(v) != math.Float64bits(wv) {
-				t.Fatalf("final chunk %d sample %d mismatch", k, j)
-			}
+			require.True(t, ts == wt && math.Float64bits(v) == math.Float64bits(wv),
+				"final chunk %d sample %d mismatch", k, j)
 			j++
 		}
-		if it.Err() != nil || j != min(perChunk, total-k*perChunk) {
-			t.Fatalf("final chunk %d: %d samples, err %v", k, j, it.Err())
-		}
+		require.NoError(t, it.Err(), "final chunk %d", k)
+		require.Equal(t, min(perChunk, total-k*perChunk), j, "final chunk %d: samples", k)
 	}
 }

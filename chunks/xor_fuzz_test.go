@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzSeedChunks returns valid chunks of assorted shapes for seeding.
@@ -59,9 +61,7 @@ func FuzzXORRoundTrip(f *testing.F) {
 
 		k := min(int(split), len(ss))
 		fd, err := FromData(EncXOR, bytes.Clone(encode(t, ss[:k]).Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		appendAll(mustAppender(t, fd), ss[k:])
 		requireBytes(t, c.Bytes(), fd.Bytes())
 	})
@@ -79,9 +79,7 @@ func FuzzXORDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := FromData(EncXOR, data)
 		if err != nil {
-			if len(data) >= headerSize {
-				t.Fatalf("FromData rejected %d bytes: %v", len(data), err)
-			}
+			require.Less(t, len(data), headerSize, "FromData rejected %d bytes: %v", len(data), err)
 			return
 		}
 		var got []testSample
@@ -89,38 +87,29 @@ func FuzzXORDecode(f *testing.F) {
 		for it.Next() {
 			ts, v := it.At()
 			got = append(got, testSample{ts, math.Float64bits(v)})
-			if len(got) > c.NumSamples() {
-				t.Fatalf("decoded more than the header's %d samples", c.NumSamples())
-			}
+			require.LessOrEqual(t, len(got), c.NumSamples(), "decoded more than the header's samples")
 		}
 		decodeErr := it.Err()
-		if decodeErr == nil && len(got) != c.NumSamples() {
-			t.Fatalf("decoded %d of %d samples without error", len(got), c.NumSamples())
+		if decodeErr == nil {
+			require.Equal(t, c.NumSamples(), len(got), "samples decoded without error")
 		}
-		if it.Next() || it.Seek(math.MinInt64) {
-			t.Fatal("iterator moved after its end")
-		}
+		require.False(t, it.Next() || it.Seek(math.MinInt64), "iterator moved after its end")
 		// Seek agrees with Next on the same bytes.
 		if len(got) > 0 {
 			target := got[len(got)/2].t
 			it = c.Iterator(it)
-			if !it.Seek(target) {
-				t.Fatalf("Seek(%d) failed: %v", target, it.Err())
-			}
+			ok := it.Seek(target)
+			require.True(t, ok, "Seek(%d) failed: %v", target, it.Err())
 		}
 
 		orig := bytes.Clone(data)
 		app, err := c.Appender()
-		if !bytes.Equal(orig, data) {
-			t.Fatal("Appender modified the FromData bytes")
-		}
+		require.Equal(t, orig, data, "Appender modified the FromData bytes")
 		if err != nil {
 			requireCorrupt(t, err)
 			return
 		}
-		if decodeErr != nil {
-			t.Fatalf("Appender accepted bytes the iterator rejected: %v", decodeErr)
-		}
+		require.NoError(t, decodeErr, "Appender accepted bytes the iterator rejected")
 		if len(got) == MaxSamples || (len(got) > 0 && got[len(got)-1].t == math.MaxInt64) {
 			return
 		}

@@ -4,6 +4,9 @@ import (
 	"math"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestXORSnapshotWhileAppending appends to a chunk from one goroutine while
@@ -12,9 +15,7 @@ import (
 func TestXORSnapshotWhileAppending(t *testing.T) {
 	c := NewXORChunk()
 	app, err := c.XORAppender()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var mu sync.Mutex
 	value := func(i int) float64 { return math.Sin(float64(i)) * float64(i%7) }
 	const n = 2000
@@ -37,8 +38,8 @@ func TestXORSnapshotWhileAppending(t *testing.T) {
 					}
 					i++
 				}
-				if it.Err() != nil || i != s.NumSamples() {
-					t.Errorf("read %d of %d samples, err %v", i, s.NumSamples(), it.Err())
+				if !assert.NoError(t, it.Err(), "after %d samples", i) ||
+					!assert.Equal(t, s.NumSamples(), i, "samples read") {
 					return
 				}
 			}
@@ -51,7 +52,5 @@ func TestXORSnapshotWhileAppending(t *testing.T) {
 	}
 	wg.Wait()
 	var zero XORSnapshot
-	if zero.Iterator(nil).Next() {
-		t.Fatal("zero snapshot has samples")
-	}
+	require.False(t, zero.Iterator(nil).Next(), "zero snapshot has samples")
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestXORRoundTrip(t *testing.T) {
@@ -33,15 +35,11 @@ func TestXORRoundTrip(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := encode(t, tc.ss)
-			if c.NumSamples() != len(tc.ss) {
-				t.Fatalf("NumSamples = %d, want %d (seed %d)", c.NumSamples(), len(tc.ss), seed)
-			}
+			require.Equal(t, len(tc.ss), c.NumSamples(), "NumSamples (seed %d)", seed)
 			requireSamples(t, tc.ss, collect(t, c.Iterator(nil)))
 
 			fd, err := FromData(EncXOR, bytes.Clone(c.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			requireSamples(t, tc.ss, collect(t, fd.Iterator(nil)))
 		})
 	}
@@ -75,9 +73,7 @@ func TestDoDBucketWidths(t *testing.T) {
 		// third sample adds the dod and another '0' value bit.
 		baseBits := len(base.Bytes())*8 - 7
 		wantLen := (baseBits + tc.bits + 1 + 7) / 8
-		if got := len(c.Bytes()); got != wantLen {
-			t.Errorf("dod %d: chunk is %d bytes, want %d (dod costing %d bits)", tc.dod, got, wantLen, tc.bits)
-		}
+		require.Len(t, c.Bytes(), wantLen, "dod %d: chunk length (dod costing %d bits)", tc.dod, tc.bits)
 		requireSamples(t, ss, collect(t, c.Iterator(nil)))
 	}
 }
@@ -117,24 +113,17 @@ func TestXORSeek(t *testing.T) {
 				} else {
 					ok = it.Next()
 				}
-				if ok != s.ok {
-					t.Fatalf("step %d: got %v, want %v", i, ok, s.ok)
-				}
+				require.Equal(t, s.ok, ok, "step %d", i)
 				if ok {
-					if at, _ := it.At(); at != s.wantAt {
-						t.Fatalf("step %d: At() = %d, want %d", i, at, s.wantAt)
-					}
+					at, _ := it.At()
+					require.Equal(t, s.wantAt, at, "step %d: At()", i)
 				}
 			}
-			if err := it.Err(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, it.Err())
 		})
 	}
 	t.Run("empty chunk", func(t *testing.T) {
-		if NewXORChunk().Iterator(nil).Seek(0) {
-			t.Fatal("Seek on empty chunk returned true")
-		}
+		require.False(t, NewXORChunk().Iterator(nil).Seek(0), "Seek on empty chunk returned true")
 	})
 }
 
@@ -161,16 +150,10 @@ func TestXORAppenderResume(t *testing.T) {
 				src := bytes.Clone(encode(t, ss[:k]).Bytes())
 				orig := bytes.Clone(src)
 				c, err := FromData(EncXOR, src[:len(src):len(src)+0])
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				appendAll(mustAppender(t, c), ss[k:])
-				if !bytes.Equal(want, c.Bytes()) {
-					t.Fatalf("split %d: resumed chunk differs\nwant % X\ngot  % X", k, want, c.Bytes())
-				}
-				if !bytes.Equal(orig, src) {
-					t.Fatalf("split %d: Appender wrote to the FromData bytes", k)
-				}
+				require.Equal(t, want, c.Bytes(), "split %d: resumed chunk differs", k)
+				require.Equal(t, orig, src, "split %d: Appender wrote to the FromData bytes", k)
 				// A second Appender on our own chunk resumes too.
 				c2 := encode(t, ss[:k])
 				appendAll(mustAppender(t, c2), ss[k:])
@@ -187,9 +170,7 @@ func TestXORAppenderResumeOldPadding(t *testing.T) {
 	ss := []testSample{{1000, math.Float64bits(1)}, {16000, math.Float64bits(1)}, {31010, math.Float64bits(2)}}
 	old := append(bytes.Clone(encode(t, ss[:1]).Bytes()), 0)
 	c, err := FromData(EncXOR, old)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	requireSamples(t, ss[:1], collect(t, c.Iterator(nil)))
 	appendAll(mustAppender(t, c), ss[1:])
 	requireBytes(t, encode(t, ss).Bytes(), c.Bytes())
@@ -211,13 +192,9 @@ func TestXORAppenderRejectsBadTail(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromData(EncXOR, tc.data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			app, err := c.Appender()
-			if app != nil {
-				t.Fatal("got an appender")
-			}
+			require.Nil(t, app, "got an appender")
 			requireCorrupt(t, err)
 		})
 	}
@@ -231,24 +208,17 @@ func TestXORCorrupt(t *testing.T) {
 	t.Run("every truncation", func(t *testing.T) {
 		for n := 2; n < len(valid); n++ {
 			c, err := FromData(EncXOR, valid[:n])
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			it := c.Iterator(nil)
 			i := 0
 			for it.Next() {
-				if ts, v := it.At(); ts != ss[i].t || math.Float64bits(v) != ss[i].v {
-					t.Fatalf("len %d: sample %d = (%d, %g), want %v", n, i, ts, v, ss[i])
-				}
+				ts, v := it.At()
+				require.Equal(t, ss[i], testSample{ts, math.Float64bits(v)}, "len %d: sample %d", n, i)
 				i++
 			}
 			requireCorrupt(t, it.Err())
-			if i >= len(ss) {
-				t.Fatalf("len %d: decoded all samples from a truncated chunk", n)
-			}
-			if it.Next() || it.Seek(math.MinInt64) {
-				t.Fatal("iterator moved after an error")
-			}
+			require.Less(t, i, len(ss), "len %d: decoded all samples from a truncated chunk", n)
+			require.False(t, it.Next() || it.Seek(math.MinInt64), "iterator moved after an error")
 		}
 	})
 
@@ -267,9 +237,7 @@ func TestXORCorrupt(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromData(EncXOR, tc.data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			it := c.Iterator(nil)
 			for it.Next() {
 			}
@@ -296,24 +264,22 @@ func TestFromData(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromData(tc.enc, tc.data)
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("err = %v, want %v", err, tc.want)
+			if tc.want == nil {
+				require.NoError(t, err)
+				require.NotNil(t, c)
+				require.Equal(t, tc.enc, c.Encoding())
+				require.Zero(t, c.NumSamples())
+				return
 			}
-			if (c == nil) != (tc.want != nil) {
-				t.Fatalf("chunk = %v with err %v", c, err)
-			}
-			if c != nil && (c.Encoding() != tc.enc || c.NumSamples() != 0) {
-				t.Fatalf("Encoding %v NumSamples %d", c.Encoding(), c.NumSamples())
-			}
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, c, "chunk with err %v", err)
 		})
 	}
 }
 
 func TestEncodingString(t *testing.T) {
 	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", 2: "Encoding(2)", 255: "Encoding(255)"} {
-		if got := e.String(); got != want {
-			t.Errorf("%d: %q, want %q", uint8(e), got, want)
-		}
+		require.Equal(t, want, e.String(), "%d", uint8(e))
 	}
 }
 
@@ -324,12 +290,8 @@ func TestNopAndErrIterators(t *testing.T) {
 		err error
 	}{"nop": {NewNopIterator(), nil}, "err": {NewErrIterator(boom), boom}} {
 		t.Run(name, func(t *testing.T) {
-			if tc.it.Next() || tc.it.Seek(math.MinInt64) {
-				t.Fatal("empty iterator advanced")
-			}
-			if err := tc.it.Err(); err != tc.err {
-				t.Fatalf("Err() = %v, want %v", err, tc.err)
-			}
+			require.False(t, tc.it.Next() || tc.it.Seek(math.MinInt64), "empty iterator advanced")
+			require.Equal(t, tc.err, tc.it.Err())
 			// Not reusable by a chunk, but accepted as reuse.
 			ss := []testSample{{1, 2}}
 			requireSamples(t, ss, collect(t, encode(t, ss).Iterator(tc.it)))
@@ -342,14 +304,10 @@ func TestIteratorReuse(t *testing.T) {
 	b := encode(t, []testSample{{10, 10}, {20, 20}})
 	it := a.Iterator(nil)
 	for range 2 {
-		if !it.Next() {
-			t.Fatal("short")
-		}
+		require.True(t, it.Next(), "short")
 	}
 	it2 := b.Iterator(it)
-	if it2 != it {
-		t.Fatal("iterator not reused")
-	}
+	require.Same(t, it, it2, "iterator not reused")
 	requireSamples(t, []testSample{{10, 10}, {20, 20}}, collect(t, it2))
 	// Reuse after an error clears the error.
 	bad, _ := FromData(EncXOR, []byte{0, 9})
@@ -368,9 +326,7 @@ func TestXORCompact(t *testing.T) {
 	before := c.Iterator(nil)
 	want := bytes.Clone(c.Bytes())
 	c.Compact()
-	if cap(c.Bytes()) != len(c.Bytes()) {
-		t.Fatalf("cap %d after Compact, len %d", cap(c.Bytes()), len(c.Bytes()))
-	}
+	require.Equal(t, len(c.Bytes()), cap(c.Bytes()), "cap after Compact")
 	requireBytes(t, want, c.Bytes())
 	requireSamples(t, ss, collect(t, before))
 	// Appending after Compact still works.
@@ -381,9 +337,7 @@ func TestXORCompact(t *testing.T) {
 	// Little slack: no copy.
 	c2 := &XORChunk{w: bitWriter{buf: make([]byte, headerSize, headerSize+compactSlack)}}
 	c2.Compact()
-	if cap(c2.Bytes()) != headerSize+compactSlack {
-		t.Fatal("Compact copied a chunk with little slack")
-	}
+	require.Equal(t, headerSize+compactSlack, cap(c2.Bytes()), "Compact copied a chunk with little slack")
 }
 
 func TestXORMaxSamples(t *testing.T) {
@@ -392,27 +346,23 @@ func TestXORMaxSamples(t *testing.T) {
 	for i := range MaxSamples + 10 {
 		app.Append(int64(i), float64(i%7))
 	}
-	if c.NumSamples() != MaxSamples {
-		t.Fatalf("NumSamples = %d", c.NumSamples())
-	}
+	require.Equal(t, MaxSamples, c.NumSamples())
 	it := c.Iterator(nil)
 	n := 0
 	for it.Next() {
-		if ts, v := it.At(); ts != int64(n) || v != float64(n%7) {
-			t.Fatalf("sample %d = (%d, %g)", n, ts, v)
-		}
+		ts, v := it.At()
+		require.Equal(t, int64(n), ts, "sample %d", n)
+		require.Equal(t, float64(n%7), v, "sample %d", n)
 		n++
 	}
-	if it.Err() != nil || n != MaxSamples {
-		t.Fatalf("decoded %d, err %v", n, it.Err())
-	}
+	require.NoError(t, it.Err())
+	require.Equal(t, MaxSamples, n, "decoded")
 }
 
 func TestXORZeroValue(t *testing.T) {
 	var c XORChunk
-	if c.NumSamples() != 0 || c.Iterator(nil).Next() {
-		t.Fatal("zero chunk not empty")
-	}
+	require.Zero(t, c.NumSamples(), "zero chunk not empty")
+	require.False(t, c.Iterator(nil).Next(), "zero chunk not empty")
 	ss := []testSample{{5, 5}, {6, 6}}
 	appendAll(mustAppender(t, &c), ss)
 	requireSamples(t, ss, collect(t, c.Iterator(nil)))
@@ -430,9 +380,7 @@ func TestXORAllocs(t *testing.T) {
 		app.Append(int64(i)*15000, float64(i%10))
 		i++
 	})
-	if allocs != 0 {
-		t.Errorf("Append: %v allocs", allocs)
-	}
+	require.Zero(t, allocs, "Append allocs")
 
 	// Iterating with a reused iterator allocates nothing.
 	c2 := encode(t, ss)
@@ -445,10 +393,6 @@ func TestXORAllocs(t *testing.T) {
 			panic("unexpected")
 		}
 	})
-	if allocs != 0 {
-		t.Errorf("Iterator reuse + Next: %v allocs", allocs)
-	}
-	if it.Err() != nil {
-		t.Fatal(it.Err())
-	}
+	require.Zero(t, allocs, "Iterator reuse + Next allocs")
+	require.NoError(t, it.Err())
 }

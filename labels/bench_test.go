@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // loadCorpus returns the label sets of the shared 20k-series corpus.
@@ -13,9 +15,7 @@ func loadCorpus(b *testing.B) []Labels {
 	lines := corpusLines(b, 0)
 	out := make([]Labels, len(lines))
 	for i, line := range lines {
-		if err := out[i].UnmarshalJSON(line); err != nil {
-			b.Fatalf("line %d: %v", i+1, err)
-		}
+		require.NoError(b, out[i].UnmarshalJSON(line), "line %d", i+1)
 	}
 	return out
 }
@@ -186,9 +186,7 @@ func BenchmarkMatcher(b *testing.B) {
 	}
 	for _, c := range cases {
 		m := MustNewMatcher(MatchRegexp, MetricName, c.pattern)
-		if m.re.kind != c.kind {
-			b.Fatalf("%s: kind %d, want %d", c.name, m.re.kind, c.kind)
-		}
+		require.Equal(b, c.kind, m.re.kind, "%s: kind", c.name)
 		re := regexp.MustCompile("^(?s:" + c.pattern + ")$")
 		b.Run(c.name+"/fast", func(b *testing.B) {
 			b.ReportAllocs()

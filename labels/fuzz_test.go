@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 )
 
 // corpusPath is the shared benchmark corpus: one JSON label set per line.
@@ -19,9 +20,7 @@ const corpusPath = "../testdata/20kseries.json"
 func corpusLines(tb testing.TB, n int) [][]byte {
 	tb.Helper()
 	f, err := os.Open(corpusPath)
-	if err != nil {
-		tb.Fatalf("opening corpus: %v", err)
-	}
+	require.NoError(tb, err, "opening corpus")
 	defer f.Close()
 	var lines [][]byte
 	sc := bufio.NewScanner(f)
@@ -29,9 +28,7 @@ func corpusLines(tb testing.TB, n int) [][]byte {
 	for sc.Scan() && (n <= 0 || len(lines) < n) {
 		lines = append(lines, bytes.Clone(sc.Bytes()))
 	}
-	if err := sc.Err(); err != nil {
-		tb.Fatalf("reading corpus: %v", err)
-	}
+	require.NoError(tb, sc.Err(), "reading corpus")
 	return lines
 }
 
@@ -58,35 +55,21 @@ func FuzzLabelsRoundTrip(f *testing.F) {
 		slices.SortStableFunc(want, cmpName)
 
 		ls := New(in...)
-		got := collect(ls)
-		if !slices.Equal(want, got) {
-			t.Fatalf("Range: got %q want %q", got, want)
-		}
-		if ls.Len() != len(want) {
-			t.Fatalf("Len %d want %d", ls.Len(), len(want))
-		}
+		require.Equal(t, want, collect(ls), "Range")
+		require.Equal(t, len(want), ls.Len(), "Len")
 		size := 0
 		for _, l := range want {
 			size += encodedLen(l.Name) + encodedLen(l.Value)
 		}
-		if ls.ByteSize() != size {
-			t.Fatalf("ByteSize %d want %d", ls.ByteSize(), size)
-		}
+		require.Equal(t, size, ls.ByteSize(), "ByteSize")
 		for i, l := range want {
-			first := i == 0 || want[i-1].Name != l.Name
-			if first && ls.Get(l.Name) != l.Value {
-				t.Fatalf("Get(%q) = %q want %q", l.Name, ls.Get(l.Name), l.Value)
+			if first := i == 0 || want[i-1].Name != l.Name; first {
+				require.Equal(t, l.Value, ls.Get(l.Name), "Get(%q)", l.Name)
 			}
-			if !ls.Has(l.Name) {
-				t.Fatalf("Has(%q) = false", l.Name)
-			}
+			require.True(t, ls.Has(l.Name), "Has(%q)", l.Name)
 		}
-		if ls.Has("\x00") { // no field can contain NUL
-			t.Fatalf("Has of an absent name")
-		}
-		if ls.Hash() != refHash(want) {
-			t.Fatalf("Hash differs from the reference")
-		}
+		require.False(t, ls.Has("\x00"), "Has of an absent name") // no field can contain NUL
+		require.Equal(t, refHash(want), ls.Hash(), "Hash differs from the reference")
 		_ = ls.String()
 
 		byStrings := FromStrings(fields...)
@@ -95,9 +78,9 @@ func FuzzLabelsRoundTrip(f *testing.F) {
 			sb.Add(l.Name, l.Value)
 		}
 		for _, other := range []Labels{byStrings, sb.Labels()} {
-			if !Equal(ls, other) || Compare(ls, other) != 0 || ls.Hash() != other.Hash() {
-				t.Fatalf("built differently: %s vs %s", ls, other)
-			}
+			require.True(t, Equal(ls, other), "built differently: %s vs %s", ls, other)
+			require.Zero(t, Compare(ls, other), "built differently: %s vs %s", ls, other)
+			require.Equal(t, ls.Hash(), other.Hash(), "built differently: %s vs %s", ls, other)
 		}
 
 		// Compare against the reference on every prefix of the input and
@@ -110,12 +93,8 @@ func FuzzLabelsRoundTrip(f *testing.F) {
 			sorted := slices.Clone(sub)
 			slices.SortStableFunc(sorted, cmpName)
 			other := New(sub...)
-			if c := Compare(ls, other); c != refCompare(want, sorted) {
-				t.Fatalf("Compare(%s, %s) = %d, reference says %d", ls, other, c, refCompare(want, sorted))
-			}
-			if c := Compare(other, ls); c != refCompare(sorted, want) {
-				t.Fatalf("Compare(%s, %s) = %d, reference says %d", other, ls, c, refCompare(sorted, want))
-			}
+			require.Equal(t, refCompare(want, sorted), Compare(ls, other), "Compare(%s, %s)", ls, other)
+			require.Equal(t, refCompare(sorted, want), Compare(other, ls), "Compare(%s, %s)", other, ls)
 		}
 
 		if _, dup := ls.HasDuplicateNames(); dup {
@@ -130,19 +109,13 @@ func FuzzLabelsRoundTrip(f *testing.F) {
 				nonEmpty = append(nonEmpty, l)
 			}
 		}
-		if !Equal(b.Labels(), New(nonEmpty...)) {
-			t.Fatalf("Builder: %s want %s", b.Labels(), New(nonEmpty...))
-		}
+		require.True(t, Equal(b.Labels(), New(nonEmpty...)), "Builder: %s want %s", b.Labels(), New(nonEmpty...))
 		js, err := ls.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back Labels
-		if err := back.UnmarshalJSON(js); err != nil {
-			t.Fatalf("UnmarshalJSON(%s): %v", js, err)
-		}
-		if utf8.Valid(data) && !Equal(ls, back) {
-			t.Fatalf("JSON round trip: %s -> %s -> %s", ls, js, back)
+		require.NoError(t, back.UnmarshalJSON(js), "UnmarshalJSON(%s)", js)
+		if utf8.Valid(data) {
+			require.True(t, Equal(ls, back), "JSON round trip: %s -> %s -> %s", ls, js, back)
 		}
 	})
 }
@@ -162,29 +135,21 @@ func FuzzUnmarshalJSON(f *testing.F) {
 		err := ls.UnmarshalJSON(data)
 		var m map[string]string
 		refErr := json.Unmarshal(data, &m)
-		if (err == nil) != (refErr == nil) {
-			t.Fatalf("UnmarshalJSON error %v, encoding/json error %v", err, refErr)
-		}
+		require.Equal(t, refErr == nil, err == nil, "UnmarshalJSON error %v, encoding/json error %v", err, refErr)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidJSON) {
-				t.Fatalf("error %v does not wrap ErrInvalidJSON", err)
-			}
+			require.ErrorIs(t, err, ErrInvalidJSON)
 			return
 		}
 		if m == nil {
 			m = map[string]string{}
 		}
-		if got := ls.Map(); !mapsEqual(got, m) {
-			t.Fatalf("decoded %v, encoding/json decoded %v", got, m)
-		}
+		got := ls.Map()
+		require.True(t, mapsEqual(got, m), "decoded %v, encoding/json decoded %v", got, m)
 		js, err := ls.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back Labels
-		if err := back.UnmarshalJSON(js); err != nil || !Equal(ls, back) {
-			t.Fatalf("round trip of %s: %s, %v", ls, back, err)
-		}
+		require.NoError(t, back.UnmarshalJSON(js), "round trip of %s", ls)
+		require.True(t, Equal(ls, back), "round trip of %s: %s", ls, back)
 	})
 }
 

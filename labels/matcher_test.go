@@ -232,14 +232,10 @@ func checkAgainstRegexp(t testing.TB, pattern string, inputs []string) {
 	re, reErr := regexp.Compile("^(?s:" + pattern + ")$")
 	m, err := NewMatcher(MatchRegexp, "n", pattern)
 	if reErr != nil {
-		if err == nil {
-			t.Fatalf("%q: regexp rejects it (%v) but NewMatcher accepts it", pattern, reErr)
-		}
+		require.Error(t, err, "%q: regexp rejects it (%v) but NewMatcher accepts it", pattern, reErr)
 		return
 	}
-	if err != nil {
-		t.Fatalf("%q: NewMatcher: %v", pattern, err)
-	}
+	require.NoError(t, err, "%q: NewMatcher", pattern)
 	neg := MustNewMatcher(MatchNotRegexp, "n", pattern)
 	set := m.SetMatches()
 	prefix := m.Prefix()
@@ -250,17 +246,13 @@ func checkAgainstRegexp(t testing.TB, pattern string, inputs []string) {
 	}
 	for _, s := range all {
 		want := re.MatchString(s)
-		if got := m.Matches(s); got != want {
-			t.Fatalf("%q (kind %d) on %q: got %v, regexp says %v", pattern, m.re.kind, s, got, want)
+		require.Equal(t, want, m.Matches(s), "%q (kind %d) on %q: regexp says %v", pattern, m.re.kind, s, want)
+		require.NotEqual(t, want, neg.Matches(s), "negated %q on %q: got %v", pattern, s, !want)
+		if want {
+			require.True(t, strings.HasPrefix(s, prefix), "%q matches %q, which lacks Prefix %q", pattern, s, prefix)
 		}
-		if neg.Matches(s) == want {
-			t.Fatalf("negated %q on %q: got %v", pattern, s, !want)
-		}
-		if want && !strings.HasPrefix(s, prefix) {
-			t.Fatalf("%q matches %q, which lacks Prefix %q", pattern, s, prefix)
-		}
-		if set != nil && want != slices.Contains(set, s) {
-			t.Fatalf("%q on %q: regexp says %v, SetMatches %q disagrees", pattern, s, want, set)
+		if set != nil {
+			require.Equal(t, want, slices.Contains(set, s), "%q on %q: regexp says %v, SetMatches %q disagrees", pattern, s, want, set)
 		}
 	}
 }

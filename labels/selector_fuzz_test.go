@@ -1,9 +1,10 @@
 package labels
 
 import (
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseSelector feeds arbitrary text to ParseSelector. It must never
@@ -30,34 +31,25 @@ func FuzzParseSelector(f *testing.F) {
 		ms, err := ParseSelector(in)
 		if err != nil {
 			var se *SelectorError
-			if !errors.Is(err, ErrInvalidSelector) || !errors.As(err, &se) {
-				t.Fatalf("error %v does not wrap ErrInvalidSelector in a *SelectorError", err)
-			}
-			if se.Pos < 0 || se.Pos > len(in) {
-				t.Fatalf("error position %d outside input of %d bytes", se.Pos, len(in))
-			}
+			require.ErrorIs(t, err, ErrInvalidSelector)
+			require.ErrorAs(t, err, &se)
+			require.GreaterOrEqual(t, se.Pos, 0, "error position outside input of %d bytes", len(in))
+			require.LessOrEqual(t, se.Pos, len(in), "error position outside input of %d bytes", len(in))
 			return
 		}
-		if len(ms) == 0 {
-			t.Fatalf("%q parsed to no matchers", in)
-		}
+		require.NotEmpty(t, ms, "%q parsed to no matchers", in)
 		parts := make([]string, len(ms))
 		for i, m := range ms {
 			parts[i] = m.String()
 		}
 		text := "{" + strings.Join(parts, ",") + "}"
 		again, err := ParseSelector(text)
-		if err != nil {
-			t.Fatalf("%q parsed, but its formatted form %q did not: %v", in, text, err)
-		}
-		if len(again) != len(ms) {
-			t.Fatalf("%q: %d matchers, formatted %q re-parses to %d", in, len(ms), text, len(again))
-		}
+		require.NoError(t, err, "%q parsed, but its formatted form %q did not", in, text)
+		require.Len(t, again, len(ms), "%q: formatted %q re-parses to a different number of matchers", in, text)
 		for i := range ms {
 			a, b := ms[i], again[i]
-			if a.Type != b.Type || a.Name != b.Name || a.Value != b.Value {
-				t.Fatalf("%q: matcher %d is %s, re-parsed from %q as %s", in, i, a, text, b)
-			}
+			require.True(t, a.Type == b.Type && a.Name == b.Name && a.Value == b.Value,
+				"%q: matcher %d is %s, re-parsed from %q as %s", in, i, a, text, b)
 		}
 	})
 }

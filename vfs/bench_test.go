@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkAppend measures 4 KiB appends, with and without a Sync after
@@ -21,9 +23,7 @@ func BenchmarkAppend(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("%s/sync=%v", u.name, sync), func(b *testing.B) {
 				f, err := u.fs.Create(filepath.Join(u.dir, "seg"))
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				defer f.Close()
 				b.ReportAllocs()
 				b.SetBytes(int64(len(buf)))
@@ -56,9 +56,7 @@ func BenchmarkMemFSCrash(b *testing.B) {
 	m := NewMemFS()
 	data := make([]byte, 64<<10)
 	for i := range 100 {
-		if err := m.WriteFile(fmt.Sprintf("/f%03d", i), data, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, m.WriteFile(fmt.Sprintf("/f%03d", i), data, 0o644))
 	}
 	m.SyncAll()
 	b.ReportAllocs()
@@ -81,15 +79,10 @@ func BenchmarkMap(b *testing.B) {
 		b.Run(u.name, func(b *testing.B) {
 			name := filepath.Join(u.dir, "f")
 			f, err := u.fs.Create(name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Write(data); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
+			_, err = f.Write(data)
+			require.NoError(b, err)
+			require.NoError(b, f.Close())
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {

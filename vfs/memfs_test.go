@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -619,13 +621,11 @@ func TestMemFSConcurrent(t *testing.T) {
 			for j := range buf {
 				buf[j] = byte(i)
 			}
-			if _, err := w.Write(buf); err != nil {
-				t.Error(err)
+			if _, err := w.Write(buf); !assert.NoError(t, err) {
 				return
 			}
 			if i%10 == 0 {
-				if err := w.Sync(); err != nil {
-					t.Error(err)
+				if !assert.NoError(t, w.Sync()) {
 					return
 				}
 			}
@@ -639,20 +639,14 @@ func TestMemFSConcurrent(t *testing.T) {
 				n, err := r.ReadAt(buf, int64(i*chunk))
 				if n < chunk {
 					if done {
-						t.Errorf("chunk %d never written", i)
+						assert.Failf(t, "chunk never written", "chunk %d", i)
 						return
 					}
 					continue // not written yet
 				}
-				if err != nil {
-					t.Error(err)
+				if !assert.NoError(t, err) ||
+					!assert.Equal(t, bytes.Repeat([]byte{byte(i)}, chunk), buf, "chunk %d", i) {
 					return
-				}
-				for _, b := range buf {
-					if b != byte(i) {
-						t.Errorf("chunk %d holds byte %d", i, b)
-						return
-					}
 				}
 				i++
 			}
@@ -661,8 +655,7 @@ func TestMemFSConcurrent(t *testing.T) {
 	wg.Go(func() {
 		for i := range 100 {
 			name := "/tmp" + string(rune('a'+i%26))
-			if err := m.WriteFile(name, []byte("x"), 0o644); err != nil {
-				t.Error(err)
+			if !assert.NoError(t, m.WriteFile(name, []byte("x"), 0o644)) {
 				return
 			}
 			if mp, err := m.Map("/log"); err == nil {
@@ -670,8 +663,7 @@ func TestMemFSConcurrent(t *testing.T) {
 				_ = mp.Close()
 			}
 			_ = m.Crash()
-			if err := m.Remove(name); err != nil {
-				t.Error(err)
+			if !assert.NoError(t, m.Remove(name)) {
 				return
 			}
 		}

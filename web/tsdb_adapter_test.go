@@ -141,14 +141,14 @@ func TestAdminCancelledBehindCompaction(t *testing.T) {
 		}()
 		select {
 		case <-served:
-			t.Fatalf("%s answered while a compaction holds the lock: %d %s", target, rec.Code, rec.Body)
+			require.Failf(t, "answered while a compaction holds the lock", "%s: %d %s", target, rec.Code, rec.Body)
 		case <-time.After(20 * time.Millisecond): // makes the test meaningful; correctness does not rest on it
 		}
 		cancel()
 		select {
 		case <-served:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("%s still blocked 5 s after its request was cancelled", target)
+			require.Failf(t, "still blocked 5 s after its request was cancelled", "%s", target)
 		}
 		require.Equal(t, http.StatusInternalServerError, rec.Code, rec.Body.String())
 		require.Contains(t, rec.Body.String(), "context canceled")

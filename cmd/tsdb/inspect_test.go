@@ -425,7 +425,7 @@ func blockHolding(t *testing.T, dir string, ts int64) string {
 			return b
 		}
 	}
-	t.Fatalf("no block holds %d", ts)
+	require.Failf(t, "no block holds the timestamp", "%d", ts)
 	return ""
 }
 

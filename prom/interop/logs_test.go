@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // logCapture is a slog.Handler that keeps the records at or above a level,
@@ -72,7 +74,6 @@ func (h *logCapture) take() []string {
 // requireQuiet fails if the logger received records since the last call.
 func (h *logCapture) requireQuiet(t *testing.T, who string) {
 	t.Helper()
-	if lines := h.take(); len(lines) > 0 {
-		t.Fatalf("%s logged %d warnings or errors:\n%s", who, len(lines), strings.Join(lines, "\n"))
-	}
+	lines := h.take()
+	require.Empty(t, lines, "%s logged %d warnings or errors:\n%s", who, len(lines), strings.Join(lines, "\n"))
 }

@@ -65,7 +65,7 @@ func readPrometheus(t *testing.T, q storage.Querier, ms []*labels.Matcher) readR
 			case chunkenc.ValHistogram, chunkenc.ValFloatHistogram:
 				out.hists++
 			default:
-				t.Fatalf("Prometheus iterator of %s: unexpected value type %v", s.lset, vt)
+				require.Failf(t, "unexpected value type", "Prometheus iterator of %s: %v", s.lset, vt)
 			}
 		}
 		require.NoError(t, it.Err(), "Prometheus iterator of %s", s.lset)
@@ -85,7 +85,5 @@ type timeRange struct {
 // requireSame fails unless got equals want, naming both and the query.
 func requireSame(t *testing.T, what string, wantName string, want []series, gotName string, got []series) {
 	t.Helper()
-	if d := diffSeries(wantName, want, gotName, got); d != "" {
-		t.Fatalf("%s: %s", what, d)
-	}
+	require.Empty(t, diffSeries(wantName, want, gotName, got), what)
 }

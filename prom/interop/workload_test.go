@@ -192,7 +192,7 @@ func toOurMatchers(t testing.TB, ms []*labels.Matcher) []*ourlabels.Matcher {
 		case labels.MatchNotRegexp:
 			typ = ourlabels.MatchNotRegexp
 		default:
-			t.Fatalf("unknown matcher type %v", m.Type)
+			require.Failf(t, "unknown matcher type", "%v", m.Type)
 		}
 		om, err := ourlabels.NewMatcher(typ, m.Name, m.Value)
 		require.NoError(t, err)
