@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -52,8 +53,8 @@ type DB struct {
 	// by Open, read-only after.
 	skipped []skippedBlock
 
-	mu     sync.RWMutex // protects the fields below
-	blocks []*Block     // sorted by MinTime
+	mu     lockorder.RWMutex[lockorder.DB] // protects the fields below
+	blocks []*Block                        // sorted by MinTime
 	// headMint: queriers read the head from here on; everything before it
 	// is in blocks.
 	headMint int64
@@ -568,7 +569,10 @@ func (db *DB) closeBlocks() error {
 
 // ctxMutex is a mutual-exclusion lock whose waiters can be cancelled
 // through a context. Its zero value is an unlocked lock. It is not
-// reentrant.
+// reentrant. It is DB.cmtx, the first lock of the order
+// (lockorder.RankCompaction): under the invariants build tag its lock and
+// unlock are recorded like those of the lockorder mutexes, so it too must
+// be released by the goroutine that took it.
 type ctxMutex struct {
 	once sync.Once
 	sem  chan struct{} // one token: held while locked
@@ -585,16 +589,21 @@ func (m *ctxMutex) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	lockorder.Acquired(lockorder.RankCompaction)
 	select {
 	case m.ch() <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		lockorder.Released(lockorder.RankCompaction)
 		return ctx.Err()
 	}
 }
 
 // unlock releases the lock, which the caller holds.
-func (m *ctxMutex) unlock() { <-m.ch() }
+func (m *ctxMutex) unlock() {
+	lockorder.Released(lockorder.RankCompaction)
+	<-m.ch()
+}
 
 // closedAppender is handed out by a closed or read-only DB: Append and
 // Commit return err; Rollback returns nil, as it does on an Appender of an

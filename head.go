@@ -13,6 +13,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
@@ -72,7 +73,7 @@ type head struct {
 	// truncMin and truncMax, which rangeMu protects. rangeMu is taken
 	// after (never while holding) a series lock.
 	truncGen           atomic.Uint64
-	rangeMu            sync.Mutex
+	rangeMu            lockorder.Mutex[lockorder.HeadRange]
 	truncMin, truncMax int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
@@ -87,14 +88,14 @@ type head struct {
 	// tombs are the deletion intervals (delete.go); tombsMu serializes
 	// their replacement.
 	tombs   atomic.Pointer[headTombstones]
-	tombsMu sync.Mutex
+	tombsMu lockorder.Mutex[lockorder.HeadTombstones]
 
 	// closeMu orders commits against close: Commit holds the read side
 	// from its check of closed until its samples are applied and logged;
 	// close takes the write side to set closed, so once close returns no
 	// commit is in flight and none will touch the WAL or the head again.
 	// Append reads closed without the lock (a hint: Commit checks again).
-	closeMu sync.RWMutex
+	closeMu lockorder.RWMutex[lockorder.HeadClose]
 	closed  atomic.Bool
 
 	// trackLeakedAppenders: Appenders record where they were created, for
@@ -284,7 +285,7 @@ type memSeries struct {
 	ref  SeriesRef
 	lset labels.Labels
 
-	mu sync.Mutex // protects every field below
+	mu lockorder.Mutex[lockorder.Series] // protects every field below
 
 	// chunks in time order. All but the last are closed: neither they nor
 	// their slice elements change again, so readers may keep them after

@@ -1,8 +1,9 @@
 package tsdb
 
 import (
-	"sync"
 	"sync/atomic"
+
+	"github.com/isotsdb/tsdb/internal/lockorder"
 )
 
 // refTable finds head series by ref. Refs are dense, taken from a counter
@@ -17,10 +18,10 @@ import (
 // A page is freed when all of its refs have been handed out (no future set
 // can land in it: refs are never reused) and all of its series are gone.
 type refTable struct {
-	mu   sync.Mutex                 // serializes page allocation and freeing, and guards big
-	dir  atomic.Pointer[[]*refPage] // page i holds refs [i<<refPageBits, (i+1)<<refPageBits); copy on write
-	big  map[SeriesRef]*memSeries   // refs ≥ maxDenseRef (only from a foreign WAL); nil if none
-	nbig atomic.Int32               // len(big), so that get skips mu when big is empty
+	mu   lockorder.Mutex[lockorder.RefTable] // serializes page allocation and freeing, and guards big
+	dir  atomic.Pointer[[]*refPage]          // page i holds refs [i<<refPageBits, (i+1)<<refPageBits); copy on write
+	big  map[SeriesRef]*memSeries            // refs ≥ maxDenseRef (only from a foreign WAL); nil if none
+	nbig atomic.Int32                        // len(big), so that get skips mu when big is empty
 }
 
 const (

@@ -2,8 +2,8 @@ package tsdb
 
 import (
 	"slices"
-	"sync"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -21,7 +21,7 @@ type stripeSeries struct {
 // seriesStripe is one stripe. Its lock protects its maps, which are nil
 // until the stripe's first series.
 type seriesStripe struct {
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex[lockorder.Stripe]
 	byHash map[uint64]*memSeries
 	// conflicts holds the further series of a hash that has more than one
 	// (a 64-bit hash collision); nil until the first one.

@@ -3,8 +3,9 @@ package tsdb
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/isotsdb/tsdb/internal/lockorder"
 )
 
 // This file holds every isolation rule of the database; no other file
@@ -116,7 +117,7 @@ func (s *readSnapshot) release() {
 // held while taking mu (never the other way round); in practice mu is only
 // ever held for a few instructions and nothing else is locked under it.
 type isolation struct {
-	mu sync.Mutex // protects every field below
+	mu lockorder.Mutex[lockorder.Isolation] // protects every field below
 
 	lastID uint64 // highest write ID handed out; 0 before the first commit
 
