@@ -141,6 +141,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		if err := db.replayWALReadOnly(hasWAL); err != nil {
 			return nil, errors.Join(err, db.closeBlocks())
 		}
+		db.head.assertInvariants("WAL replay", true)
 		return db, nil
 	}
 	if !o.NoWAL {
@@ -152,6 +153,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	if err := db.resumeDelete(context.Background()); err != nil {
 		return nil, errors.Join(err, db.closeWAL(), db.closeBlocks(), db.releaseLock())
 	}
+	db.head.assertInvariants("WAL replay", true) // nothing else runs yet
 	db.head.onCommit = db.maybeCompact
 	ctx, cancel := context.WithCancel(context.Background())
 	db.cancel = cancel

@@ -298,6 +298,7 @@ func (a *headAppender) Commit() error {
 		h.updateTimeRange(mint, maxt)
 	}
 	h.iso.endCommit(&a.tx)
+	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
 	if h.onCommit != nil {
 		h.onCommit()

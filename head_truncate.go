@@ -81,6 +81,7 @@ func (h *head) truncate(mint int64) {
 	}
 	h.truncGen.Add(1) // even: done
 	h.rangeMu.Unlock()
+	h.assertInvariants("head truncation", false) // the caller holds cmtx: no other truncation
 }
 
 // truncateChunksLocked drops the chunks that end before mint. Readers may
