@@ -247,7 +247,9 @@ type Block struct {
 	chunks *chunks.SegmentReader
 	size   int64 // bytes on disk of index and chunks
 
-	mu      lockorder.Mutex[lockorder.Block] // protects the fields below
+	// mu protects the fields below. It is taken under DB.mu (and a
+	// querier's lock); nothing is locked under it.
+	mu      lockorder.Mutex[lockorder.Block]
 	tombs   tombstones.Reader
 	tsize   int64 // bytes of the tombstones file
 	readers int

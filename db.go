@@ -469,7 +469,10 @@ func (db *DB) Appender(_ context.Context) Appender {
 }
 
 // Querier returns a Querier over [mint, maxt] (inclusive) that sees
-// exactly the commits completed before this call.
+// exactly the commits completed before this call. It takes db.mu (read
+// side) and, under it, the Block locks and isolation.mu, so that the
+// blocks, the head's lower bound, the tombstones and the snapshot are one
+// consistent view.
 func (db *DB) Querier(mint, maxt int64) (Querier, error) {
 	if mint > maxt {
 		return nil, fmt.Errorf("%w: mint %d > maxt %d", ErrInvalidTimeRange, mint, maxt)

@@ -114,9 +114,11 @@ func (s *readSnapshot) release() {
 }
 
 // isolation hands out write IDs and read snapshots and knows the low
-// watermark. It is safe for concurrent use. Lock order: a series lock may be
-// held while taking mu (never the other way round); in practice mu is only
-// ever held for a few instructions and nothing else is locked under it.
+// watermark. It is safe for concurrent use. Lock order: mu comes after the
+// DB's lock (Querier takes a snapshot under it), closeMu (Commit) and the
+// series locks (the invariants checks read the high watermark under one);
+// it is only ever held for a few instructions and nothing is locked under
+// it.
 type isolation struct {
 	mu lockorder.Mutex[lockorder.Isolation] // protects every field below
 
@@ -146,6 +148,7 @@ func (iso *isolation) lowWatermark() uint64 {
 	return iso.lowWatermarkLocked()
 }
 
+// lowWatermarkLocked is lowWatermark; requires iso.mu held.
 func (iso *isolation) lowWatermarkLocked() uint64 {
 	if iso.readsHead != nil {
 		return iso.readsHead.lowMark

@@ -189,6 +189,9 @@ type keepAlive struct {
 	owner *querier
 }
 
+// Close implements Querier. Takes q.mu, then setsMu, each live head
+// series set's mu and the series locks under it (freezing the sets), then,
+// with setsMu released, isolation.mu and the Block locks.
 func (q *querier) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

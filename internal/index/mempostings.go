@@ -29,7 +29,10 @@ type MemPostings struct {
 	// mu protects m and gen. Lists stored in m are copy-on-write below
 	// their length: a writer may append past a list's length (readers never
 	// look there) but replaces the list with a fresh slice for any other
-	// change.
+	// change. In the root package's lock order it comes after the head's
+	// stripe locks (a stripe is held across AddNext) and before the series
+	// locks; nothing is locked under it (next and the match functions must
+	// take no lock).
 	mu  lockorder.RWMutex[lockorder.Postings]
 	m   map[string]map[string][]uint64 // name -> value -> sorted refs
 	gen uint64                         // incremented by every change to m
@@ -81,7 +84,8 @@ func (p *MemPostings) Add(ref uint64, lset labels.Labels) {
 // every new ref comes from next (an increasing counter), refs reach the
 // lists in increasing order even when many goroutines create series at
 // once, so no list is ever copied to insert a ref out of order (which costs
-// O(list length) per insertion). It returns the ref.
+// O(list length) per insertion). It returns the ref. next runs with p.mu
+// held for writing: it must not call back into p or take a lock.
 func (p *MemPostings) AddNext(lset labels.Labels, next func() uint64) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
