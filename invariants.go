@@ -43,6 +43,7 @@ func (h *head) checkInvariants(quiescent bool) error {
 	}
 	var err error
 	var refs []uint64
+	var ids ringIDs
 	h.series.refs.each(func(s *memSeries) {
 		if err != nil {
 			return
@@ -52,7 +53,7 @@ func (h *head) checkInvariants(quiescent bool) error {
 			return
 		}
 		s.mu.Lock()
-		err = s.checkRingLocked(h)
+		err = ids.checkLocked(h, s)
 		removed := s.removed
 		s.mu.Unlock()
 		if err != nil || !quiescent {
@@ -66,6 +67,9 @@ func (h *head) checkInvariants(quiescent bool) error {
 		}
 		refs = append(refs, uint64(s.ref))
 	})
+	if err == nil {
+		err = ids.checkIssued(h)
+	}
 	if err != nil {
 		return err
 	}
@@ -129,6 +133,7 @@ func (h *head) checkCommitInvariants(b *appendBatch) error {
 	if err := h.iso.checkInvariants(); err != nil {
 		return err
 	}
+	var ids ringIDs
 	var last *memSeries
 	for i := range b.samples {
 		s := b.samples[i].s
@@ -137,23 +142,42 @@ func (h *head) checkCommitInvariants(b *appendBatch) error {
 		}
 		last = s
 		s.mu.Lock()
-		err := s.checkRingLocked(h)
+		err := ids.checkLocked(h, s)
 		s.mu.Unlock()
 		if err != nil {
 			return err
 		}
 	}
-	return nil
+	return ids.checkIssued(h)
 }
 
-// checkRingLocked checks the series' write-ID ring. The caller holds s.mu
-// (which comes before isolation.mu, taken here).
-func (s *memSeries) checkRingLocked(h *head) error {
+// ringIDs checks write-ID rings series by series, keeping the highest ID
+// seen for one check against the IDs handed out at the end.
+type ringIDs struct {
+	highest uint64
+	in      *memSeries // the series whose ring holds highest
+}
+
+// checkLocked checks the write-ID ring of s. Requires s.mu held.
+func (r *ringIDs) checkLocked(h *head, s *memSeries) error {
 	if !h.isolationOn && s.txs.len() != 0 {
 		return fmt.Errorf("head: series %d %s has write IDs with isolation off", s.ref, s.lset)
 	}
-	if err := s.txs.checkInvariants(s.total, h.iso.highWatermark()); err != nil {
+	highest, err := s.txs.checkInvariants(s.total)
+	if err != nil {
 		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
+	}
+	if highest > r.highest {
+		r.highest, r.in = highest, s
+	}
+	return nil
+}
+
+// checkIssued checks that every ID seen had been handed out. The caller
+// holds no series lock, and has released those it checked the rings under.
+func (r *ringIDs) checkIssued(h *head) error {
+	if issued := h.iso.highWatermark(); r.highest > issued {
+		return fmt.Errorf("head: series %d %s: write-ID ring holds ID %d, above the %d handed out", r.in.ref, r.in.lset, r.highest, issued)
 	}
 	return nil
 }

@@ -115,10 +115,9 @@ func (s *readSnapshot) release() {
 
 // isolation hands out write IDs and read snapshots and knows the low
 // watermark. It is safe for concurrent use. Lock order: mu comes after the
-// DB's lock (Querier takes a snapshot under it), closeMu (Commit) and the
-// series locks (the invariants checks read the high watermark under one);
-// it is only ever held for a few instructions and nothing is locked under
-// it.
+// DB's lock (Querier takes a snapshot under it), a querier's (Close
+// releases the snapshot under it) and closeMu (Commit); it is only ever
+// held for a few instructions and nothing is locked under it.
 type isolation struct {
 	mu lockorder.Mutex[lockorder.Isolation] // protects every field below
 
@@ -478,36 +477,37 @@ func (r *writeIDRing) at(i int) uint64 {
 	return r.one - 1
 }
 
-// checkInvariants checks the ring of a series with total samples when the
-// highest write ID handed out is lastID, and returns the first violation
-// found, nil if none: the ring holds at most one ID per sample and no ID
-// above lastID; a spilled ring (big) holds at least two IDs (push and trim
-// fold one back inline) in a power-of-two buffer of at least minRingCap,
-// with first and n within it. The caller holds the series lock.
-func (r *writeIDRing) checkInvariants(total, lastID uint64) error {
+// checkInvariants checks the ring of a series with total samples and
+// returns the first violation found, nil if none, and the highest ID it
+// holds: the ring holds at most one ID per sample; a spilled ring (big)
+// holds at least two IDs (push and trim fold one back inline) in a
+// power-of-two buffer of at least minRingCap, with first and n within it.
+// The caller holds the series lock, and checks the highest ID against the
+// high watermark read after releasing it: every ID in the ring was handed
+// out before it was pushed. (Reading the watermark here, under the series
+// lock, would cost a lock of isolation.mu per series.)
+func (r *writeIDRing) checkInvariants(total uint64) (highest uint64, err error) {
 	n := r.len()
 	if uint64(n) > total {
-		return fmt.Errorf("write-ID ring holds %d IDs for %d samples", n, total)
+		return 0, fmt.Errorf("write-ID ring holds %d IDs for %d samples", n, total)
 	}
 	if b := r.big; b != nil {
 		c := len(b.ids)
 		switch {
 		case r.one != 0:
-			return fmt.Errorf("write-ID ring has an inline ID and a spilled ring")
+			return 0, fmt.Errorf("write-ID ring has an inline ID and a spilled ring")
 		case c < minRingCap || c&(c-1) != 0:
-			return fmt.Errorf("write-ID ring has capacity %d, not a power of two of at least %d", c, minRingCap)
+			return 0, fmt.Errorf("write-ID ring has capacity %d, not a power of two of at least %d", c, minRingCap)
 		case int(b.first) >= c || int(b.n) > c:
-			return fmt.Errorf("write-ID ring: first %d, n %d out of its capacity %d", b.first, b.n, c)
+			return 0, fmt.Errorf("write-ID ring: first %d, n %d out of its capacity %d", b.first, b.n, c)
 		case b.n < 2:
-			return fmt.Errorf("write-ID ring spilled with %d IDs", b.n)
+			return 0, fmt.Errorf("write-ID ring spilled with %d IDs", b.n)
 		}
 	}
 	for i := range n {
-		if id := r.at(i); id > lastID {
-			return fmt.Errorf("write-ID ring holds ID %d, above the %d handed out", id, lastID)
-		}
+		highest = max(highest, r.at(i))
 	}
-	return nil
+	return highest, nil
 }
 
 func (b *idRing) push(id uint64) {
