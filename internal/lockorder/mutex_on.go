@@ -4,9 +4,7 @@ package lockorder
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -51,7 +49,7 @@ func (m *RWMutex[C]) RUnlock() {
 	m.mu.RUnlock()
 }
 
-// held maps a goroutine's id to the ranks of the locks it holds, in the
+// held maps a goroutine (goroutineKey) to the ranks of the locks it holds, in the
 // order taken (so ascending). mu protects it; it is a plain sync.Mutex,
 // outside the order.
 var held struct {
@@ -64,7 +62,7 @@ var held struct {
 // RWMutex types call it before they block; a lock of another kind
 // (DB.cmtx, a channel) calls it once taken.
 func Acquired(r Rank) {
-	id := goroutineID()
+	id := goroutineKey()
 	held.mu.Lock()
 	hs := held.m[id]
 	if n := len(hs); n > 0 && hs[n-1] >= r {
@@ -82,7 +80,7 @@ func Acquired(r Rank) {
 // Released records that the calling goroutine releases a lock of rank r.
 // It panics if the goroutine holds none.
 func Released(r Rank) {
-	id := goroutineID()
+	id := goroutineKey()
 	held.mu.Lock()
 	hs := held.m[id]
 	i := len(hs) - 1
@@ -105,7 +103,7 @@ func Released(r Rank) {
 // HeldRanks returns the ranks of the locks the calling goroutine holds, in
 // the order taken.
 func HeldRanks() []Rank {
-	id := goroutineID()
+	id := goroutineKey()
 	held.mu.Lock()
 	defer held.mu.Unlock()
 	return slices.Clone(held.m[id])
@@ -141,21 +139,4 @@ func orderString() string {
 		b.WriteString(r.String())
 	}
 	return b.String()
-}
-
-// goroutineID returns the calling goroutine's id, parsed from the first
-// line of its stack trace ("goroutine 18 [running]:"). Only builds with
-// the tag invariants pay for it.
-func goroutineID() uint64 {
-	var buf [64]byte
-	s := string(buf[:runtime.Stack(buf[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	if i := strings.IndexByte(s, ' '); i > 0 {
-		s = s[:i]
-	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		panic(fmt.Sprintf("lockorder: cannot parse goroutine id from %q", s))
-	}
-	return id
 }
