@@ -92,6 +92,21 @@ func TestHeadCheckInvariants(t *testing.T) {
 	}
 }
 
+func TestHeadCheckCommitInvariants(t *testing.T) {
+	h := invariantsHead(t)
+	lset := labels.FromStrings("__name__", "a")
+	a := h.series.getByHash(lset.Hash(), lset)
+	b := &appendBatch{samples: []pendingSample{{s: a, t: 20}, {s: a, t: 21}}}
+	require.NoError(t, h.checkCommitInvariants(b))
+	a.txs.big.ids[a.txs.big.first] += 100
+	require.ErrorContains(t, h.checkCommitInvariants(b), "above the 4 handed out")
+	a.txs.big.ids[a.txs.big.first] -= 100
+	h.iso.lastID--
+	require.ErrorContains(t, h.checkCommitInvariants(b), "above the 3 handed out")
+	h.iso.lastID++
+	require.NoError(t, h.checkCommitInvariants(b))
+}
+
 // The non-quiescent check skips what concurrent commits may make
 // disagree for a moment: a series in its stripe but not yet in the ref
 // table.

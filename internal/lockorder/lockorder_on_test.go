@@ -27,8 +27,10 @@ func TestInOrder(t *testing.T) {
 	require.Empty(t, HeldRanks())
 	// Skipping classes is fine.
 	s.Lock()
+	require.Equal(t, []Rank{RankSeries}, HeldRanks())
 	s.Unlock()
 	db.Lock()
+	require.Equal(t, []Rank{RankDB}, HeldRanks())
 	db.Unlock()
 }
 
@@ -80,6 +82,7 @@ func TestCompactionLockHooks(t *testing.T) {
 	Acquired(RankCompaction)
 	var db RWMutex[DB]
 	db.Lock()
+	require.Equal(t, []Rank{RankCompaction, RankDB}, HeldRanks())
 	db.Unlock()
 	Released(RankCompaction)
 	db.Lock()
