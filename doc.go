@@ -49,8 +49,8 @@
 //   - Block.mu: a block's readers, closing state and tombstones;
 //   - refTable.mu: the series-by-ref table's pages and large refs.
 //
-// The WAL's, the block tombstones' and vfs.MemFS's locks are leaves. The
-// order is the rank order of internal/lockorder, whose mutexes all of
+// The WAL's, the block tombstones' and vfs.MemFS's locks come after all of
+// these and never call back up. The order is the rank order of internal/lockorder, whose mutexes all of
 // these are; README.md lists the edges that make it. Built with the tag
 // invariants (go test -tags invariants) every lock operation checks the
 // order, and the head checks its invariants at safe points (invariants.go),

@@ -20,6 +20,7 @@
 // it happens rather than as a rare deadlock.
 //
 // Locks not listed here (the WAL's in internal/wlog, the block
-// tombstones' in internal/tombstones, vfs.MemFS's) are leaves: nothing is
-// locked while they are held, so they may be taken under any of these.
+// tombstones' in internal/tombstones, vfs.MemFS's) come after all of
+// these: they may be taken under any of them, and no code holding one
+// calls back into the packages that hold these.
 package lockorder
