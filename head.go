@@ -223,8 +223,8 @@ func (h *head) updateTimeRange(mint, maxt int64) {
 // needed. The labels are validated only when the series is new. A label
 // with an empty value is no label (as in Prometheus): {a="", b="1"} is the
 // series {b="1"}. Takes a stripe lock, and MemPostings.mu under it for a
-// new series (see stripeSeries.getOrSet); the caller holds no head lock
-// but closeMu.
+// new series (see stripeSeries.getOrSet), then refTable.mu alone; the
+// caller holds no head lock.
 func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 	lset = withoutEmpty(lset)
 	hash := lset.Hash()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -135,4 +136,31 @@ func TestAssertInvariantsPanics(t *testing.T) {
 		func() { h.assertInvariants("test", false) })
 	h.iso.inflight--
 	h.assertInvariants("test", true)
+}
+
+// Under the invariants tag the head's locks check their order: a series
+// lock held while a stripe is locked (the wrong way round) panics.
+func TestHeadLockOrderChecked(t *testing.T) {
+	if !lockorder.Enabled {
+		t.Skip("the lock order is checked only with -tags invariants")
+	}
+	h := invariantsHead(t)
+	lset := labels.FromStrings("__name__", "a")
+	s := h.series.getByHash(lset.Hash(), lset)
+	s.mu.Lock()
+	require.PanicsWithValue(t,
+		"lockorder: seriesStripe.mu (rank 8) taken while holding memSeries.mu (rank 10) (held: memSeries.mu): the order is "+
+			"DB.cmtx < DB.mu < querier.mu < querier.setsMu < headSeriesSet.mu < head.closeMu < head.tombsMu < seriesStripe.mu < "+
+			"MemPostings.mu < memSeries.mu < head.rangeMu < isolation.mu < Block.mu < refTable.mu",
+		func() { h.series.getByHash(lset.Hash(), lset) })
+	s.mu.Unlock()
+	// The right way round is fine.
+	st := &h.series.stripes[lset.Hash()&h.series.mask]
+	st.mu.RLock()
+	require.Same(t, s, st.lookupLocked(lset.Hash(), lset))
+	s.mu.Lock()
+	total := s.total
+	s.mu.Unlock()
+	st.mu.RUnlock()
+	require.NotZero(t, total)
 }
