@@ -1,9 +1,11 @@
 // Package lockorder declares the order in which isotsdb takes its locks and
 // the mutex types that hold to it.
 //
-// Every lock of the root package's DB and head, and the head's postings
-// (index.MemPostings), is a Mutex or RWMutex of this package whose type
-// argument names its class (Series, Stripe, ...). Each class has a Rank;
+// Every lock of the root package (the DB's, the head's, a Querier's, a
+// Block's) and of the head's postings (index.MemPostings) is a Mutex or
+// RWMutex of this package whose type argument names its class (Series,
+// Stripe, ...); DB.cmtx, a channel, reports to the same table through
+// Acquired and Released. Each class has a Rank;
 // a goroutine takes locks in increasing rank only: while it holds a lock
 // of rank r it may take only locks of rank greater than r. No class is
 // re-entered: no code holds two series, two stripes or two blocks at
