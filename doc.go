@@ -50,11 +50,13 @@
 //   - refTable.mu: the series-by-ref table's pages and large refs.
 //
 // The WAL's, the block tombstones' and vfs.MemFS's locks come after all of
-// these and never call back up. The order is the rank order of internal/lockorder, whose mutexes all of
-// these are; README.md lists the edges that make it. Built with the tag
-// invariants (go test -tags invariants) every lock operation checks the
-// order, and the head checks its invariants at safe points (invariants.go),
-// panicking on a violation; normal builds pay nothing for either.
+// these and never call back up. The order is the rank order of
+// internal/lockorder, whose mutexes all of these are (DB.cmtx, a channel,
+// reports to the same table); README.md lists the edges that make it.
+// Built with the tag invariants (go test -tags invariants) every lock
+// operation checks the order, and the head checks its invariants at safe
+// points (invariants.go), panicking on a violation; normal builds pay
+// nothing for either.
 //
 // Package layering: labels and vfs import nothing of ours; internal/*
 // imports them, chunks and each other, never this package; chunks imports
