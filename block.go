@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"syscall"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -247,7 +247,9 @@ type Block struct {
 	chunks *chunks.SegmentReader
 	size   int64 // bytes on disk of index and chunks
 
-	mu      sync.Mutex // protects the fields below
+	// mu protects the fields below. It is taken under DB.mu (and a
+	// querier's lock); nothing is locked under it.
+	mu      lockorder.Mutex[lockorder.Block]
 	tombs   tombstones.Reader
 	tsize   int64 // bytes of the tombstones file
 	readers int

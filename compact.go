@@ -86,6 +86,7 @@ func (db *DB) Compact(ctx context.Context) error {
 	// Retention runs even if block compaction fails: a failure must not
 	// keep the blocks that retention deletes (it may delete the very block
 	// that made compaction fail).
+	db.head.assertInvariants("head compaction", false)
 	err = db.compactBlocks(ctx)
 	if err != nil {
 		db.metrics.compactionsFailed.Inc()

@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -52,8 +53,8 @@ type DB struct {
 	// by Open, read-only after.
 	skipped []skippedBlock
 
-	mu     sync.RWMutex // protects the fields below
-	blocks []*Block     // sorted by MinTime
+	mu     lockorder.RWMutex[lockorder.DB] // protects the fields below
+	blocks []*Block                        // sorted by MinTime
 	// headMint: queriers read the head from here on; everything before it
 	// is in blocks.
 	headMint int64
@@ -140,6 +141,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		if err := db.replayWALReadOnly(hasWAL); err != nil {
 			return nil, errors.Join(err, db.closeBlocks())
 		}
+		db.head.assertInvariants("WAL replay", true)
 		return db, nil
 	}
 	if !o.NoWAL {
@@ -151,6 +153,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	if err := db.resumeDelete(context.Background()); err != nil {
 		return nil, errors.Join(err, db.closeWAL(), db.closeBlocks(), db.releaseLock())
 	}
+	db.head.assertInvariants("WAL replay", true) // nothing else runs yet
 	db.head.onCommit = db.maybeCompact
 	ctx, cancel := context.WithCancel(context.Background())
 	db.cancel = cancel
@@ -466,7 +469,10 @@ func (db *DB) Appender(_ context.Context) Appender {
 }
 
 // Querier returns a Querier over [mint, maxt] (inclusive) that sees
-// exactly the commits completed before this call.
+// exactly the commits completed before this call. It takes db.mu (read
+// side) and, under it, the Block locks and isolation.mu, so that the
+// blocks, the head's lower bound, the tombstones and the snapshot are one
+// consistent view.
 func (db *DB) Querier(mint, maxt int64) (Querier, error) {
 	if mint > maxt {
 		return nil, fmt.Errorf("%w: mint %d > maxt %d", ErrInvalidTimeRange, mint, maxt)
@@ -568,7 +574,10 @@ func (db *DB) closeBlocks() error {
 
 // ctxMutex is a mutual-exclusion lock whose waiters can be cancelled
 // through a context. Its zero value is an unlocked lock. It is not
-// reentrant.
+// reentrant. It is DB.cmtx, the first lock of the order
+// (lockorder.RankCompaction): under the invariants build tag its lock and
+// unlock are recorded like those of the lockorder mutexes, so it too must
+// be released by the goroutine that took it.
 type ctxMutex struct {
 	once sync.Once
 	sem  chan struct{} // one token: held while locked
@@ -585,16 +594,21 @@ func (m *ctxMutex) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	lockorder.Acquired(lockorder.RankCompaction)
 	select {
 	case m.ch() <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		lockorder.Released(lockorder.RankCompaction)
 		return ctx.Err()
 	}
 }
 
 // unlock releases the lock, which the caller holds.
-func (m *ctxMutex) unlock() { <-m.ch() }
+func (m *ctxMutex) unlock() {
+	lockorder.Released(lockorder.RankCompaction)
+	<-m.ch()
+}
 
 // closedAppender is handed out by a closed or read-only DB: Append and
 // Commit return err; Rollback returns nil, as it does on an Appender of an

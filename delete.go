@@ -165,6 +165,8 @@ func (db *DB) resumeDelete(ctx context.Context) error {
 
 // applyDelete writes the tombstones of a delete to every block it touches
 // and to the head's WAL, then installs them all at once for new queriers.
+// The caller holds cmtx. It installs them under db.mu, taking Block.mu and
+// tombsMu (with refTable.mu) under it.
 func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Matcher) error {
 	type blockTombs struct {
 		b    *Block

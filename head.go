@@ -13,6 +13,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
@@ -37,11 +38,17 @@ type SeriesRef uint64
 // concurrent use.
 //
 // Locks: each memSeries has its own mutex; each stripe of the series map has
-// an RWMutex; the isolation state has one mutex. The order is stripe lock,
-// then series lock, then isolation lock; nothing else is ever held while
-// taking one of them, except closeMu: a Commit holds its read side while it
-// logs to the WAL and takes the others, so closeMu comes first of all, and
-// nothing holding another head lock takes it.
+// an RWMutex; the isolation state, the postings, the ref table and the
+// fields below have one each. Their order, with the DB's, is the rank order
+// of internal/lockorder (written out in doc.go and README.md): the head's
+// part is closeMu, tombsMu, stripe, MemPostings.mu, series, rangeMu,
+// isolation.mu, refTable.mu. The edges that make it: a Commit holds
+// closeMu (read side) while it logs to the WAL and takes the isolation,
+// series and range locks in turn; a stripe lock is held while a new
+// series gets its ref from the postings (MemPostings.mu) and while a
+// series is removed (its series lock); tombsMu is held while the ref
+// table is read (refTable.mu for refs beyond the pages). No two locks of
+// one class are ever held at once.
 type head struct {
 	logger *slog.Logger
 
@@ -72,7 +79,7 @@ type head struct {
 	// truncMin and truncMax, which rangeMu protects. rangeMu is taken
 	// after (never while holding) a series lock.
 	truncGen           atomic.Uint64
-	rangeMu            sync.Mutex
+	rangeMu            lockorder.Mutex[lockorder.HeadRange]
 	truncMin, truncMax int64
 
 	// wal is the write-ahead log; nil when the DB runs without one.
@@ -87,14 +94,14 @@ type head struct {
 	// tombs are the deletion intervals (delete.go); tombsMu serializes
 	// their replacement.
 	tombs   atomic.Pointer[headTombstones]
-	tombsMu sync.Mutex
+	tombsMu lockorder.Mutex[lockorder.HeadTombstones]
 
 	// closeMu orders commits against close: Commit holds the read side
 	// from its check of closed until its samples are applied and logged;
 	// close takes the write side to set closed, so once close returns no
 	// commit is in flight and none will touch the WAL or the head again.
 	// Append reads closed without the lock (a hint: Commit checks again).
-	closeMu sync.RWMutex
+	closeMu lockorder.RWMutex[lockorder.HeadClose]
 	closed  atomic.Bool
 
 	// trackLeakedAppenders: Appenders record where they were created, for
@@ -215,7 +222,9 @@ func (h *head) updateTimeRange(mint, maxt int64) {
 // getOrCreate returns the series with the given labels, creating it if
 // needed. The labels are validated only when the series is new. A label
 // with an empty value is no label (as in Prometheus): {a="", b="1"} is the
-// series {b="1"}.
+// series {b="1"}. Takes a stripe lock, and MemPostings.mu under it for a
+// new series (see stripeSeries.getOrSet), then refTable.mu alone; the
+// caller holds no head lock.
 func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 	lset = withoutEmpty(lset)
 	hash := lset.Hash()
@@ -284,7 +293,7 @@ type memSeries struct {
 	ref  SeriesRef
 	lset labels.Labels
 
-	mu sync.Mutex // protects every field below
+	mu lockorder.Mutex[lockorder.Series] // protects every field below
 
 	// chunks in time order. All but the last are closed: neither they nor
 	// their slice elements change again, so readers may keep them after
@@ -330,7 +339,8 @@ func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
 
 // appendableLocked checks whether (t, v) can follow the series' newest
 // sample and the newest sample pending in app. It returns errNoop for a
-// re-append of the newest sample with identical value bits.
+// re-append of the newest sample with identical value bits. Requires s.mu
+// held.
 func (s *memSeries) appendableLocked(app *appendBatch, t int64, v float64) error {
 	if s.pendingApp == app {
 		p := &app.samples[s.pendingIdx]
@@ -373,6 +383,7 @@ func sampleOrder(t int64, v float64, lastT int64, lastV uint64) error {
 // isolation is off. It returns the reason the sample was dropped, "" if it
 // was appended: a sample is dropped here only if another commit wrote a
 // newer or conflicting sample to the series after this one was buffered.
+// Requires s.mu held; takes no lock.
 func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark uint64) (reason string) {
 	if t <= s.lastT {
 		switch {
@@ -399,7 +410,7 @@ func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark u
 
 // cutChunkLocked closes the open chunk and opens a new one starting at t.
 // Chunks never straddle a block-range boundary, so that cutting blocks
-// from the head never splits a chunk.
+// from the head never splits a chunk. Requires s.mu held.
 func (s *memSeries) cutChunkLocked(h *head, t int64) {
 	if n := len(s.chunks); n > 0 {
 		s.chunks[n-1].chunk.Compact()

@@ -223,7 +223,9 @@ func releaseLeakedAppender(l appenderLeak) {
 // closed flag until its samples are applied, so Close waits for it: a
 // Commit either completes before the WAL and the head are closed (nil, and
 // its WAL record is written) or finds them closed and applies and logs
-// nothing (ErrClosed).
+// nothing (ErrClosed). Under closeMu it takes the WAL's locks, then
+// isolation.mu, each series lock and rangeMu, one at a time; the caller
+// holds no lock of the DB or the head.
 func (a *headAppender) Commit() error {
 	if a.done {
 		return ErrAppenderClosed
@@ -298,6 +300,7 @@ func (a *headAppender) Commit() error {
 		h.updateTimeRange(mint, maxt)
 	}
 	h.iso.endCommit(&a.tx)
+	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
 	if h.onCommit != nil {
 		h.onCommit()

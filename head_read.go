@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -65,7 +65,7 @@ type headSeriesSet struct {
 	// mu protects the fields below: Next holds it, and so does freeze,
 	// which the Querier's Close may call from another goroutine. Lock
 	// order: the querier's mu and setsMu, then this, then memSeries.mu.
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.HeadSeriesSet]
 	series []*memSeries // until frozen: the series to capture, from i on
 	// frozen: Close captured the series from i on into captured, and snap
 	// may be released; Next no longer reads the live series.

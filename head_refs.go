@@ -1,8 +1,9 @@
 package tsdb
 
 import (
-	"sync"
 	"sync/atomic"
+
+	"github.com/isotsdb/tsdb/internal/lockorder"
 )
 
 // refTable finds head series by ref. Refs are dense, taken from a counter
@@ -17,7 +18,10 @@ import (
 // A page is freed when all of its refs have been handed out (no future set
 // can land in it: refs are never reused) and all of its series are gone.
 type refTable struct {
-	mu   sync.Mutex                 // serializes page allocation and freeing, and guards big
+	// mu serializes page allocation and freeing, and guards big. It is
+	// last in the lock order: taken under tombsMu and the querier's lock
+	// (lookups of large refs), and nothing is locked under it.
+	mu   lockorder.Mutex[lockorder.RefTable]
 	dir  atomic.Pointer[[]*refPage] // page i holds refs [i<<refPageBits, (i+1)<<refPageBits); copy on write
 	big  map[SeriesRef]*memSeries   // refs ≥ maxDenseRef (only from a foreign WAL); nil if none
 	nbig atomic.Int32               // len(big), so that get skips mu when big is empty
@@ -149,7 +153,7 @@ func (t *refTable) page(i uint64) *refPage {
 }
 
 // pageLocked returns page i, creating it and growing the directory if
-// needed. t.mu must be held.
+// needed. Requires t.mu held.
 func (t *refTable) pageLocked(i uint64) *refPage {
 	var dir []*refPage
 	if d := t.dir.Load(); d != nil {

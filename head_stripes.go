@@ -2,8 +2,8 @@ package tsdb
 
 import (
 	"slices"
-	"sync"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -19,9 +19,10 @@ type stripeSeries struct {
 }
 
 // seriesStripe is one stripe. Its lock protects its maps, which are nil
-// until the stripe's first series.
+// until the stripe's first series. No one holds two stripes' locks at
+// once; MemPostings.mu and series locks are taken under one.
 type seriesStripe struct {
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex[lockorder.Stripe]
 	byHash map[uint64]*memSeries
 	// conflicts holds the further series of a hash that has more than one
 	// (a 64-bit hash collision); nil until the first one.
@@ -46,6 +47,8 @@ func (ss *stripeSeries) getByHash(hash uint64, lset labels.Labels) *memSeries {
 	return s
 }
 
+// lookupLocked returns the series of the stripe with the given labels and
+// hash, nil if there is none. Requires st.mu held (either side).
 func (st *seriesStripe) lookupLocked(hash uint64, lset labels.Labels) *memSeries {
 	if s := st.byHash[hash]; s != nil && labels.Equal(s.lset, lset) {
 		return s
@@ -59,7 +62,10 @@ func (st *seriesStripe) lookupLocked(hash uint64, lset labels.Labels) *memSeries
 }
 
 // getOrSet returns the series with the given labels, creating it with
-// create if there is none. created reports whether it did.
+// create if there is none. created reports whether it did. Takes the
+// stripe's lock and calls create under it, so create may take only locks
+// after the stripe's (the head's takes MemPostings.mu); then takes
+// refTable.mu alone, if the ref needs a new page.
 func (ss *stripeSeries) getOrSet(hash uint64, lset labels.Labels, create func() *memSeries) (s *memSeries, created bool) {
 	st := &ss.stripes[hash&ss.mask]
 	st.mu.Lock()
@@ -90,7 +96,8 @@ func (ss *stripeSeries) getOrSet(hash uint64, lset labels.Labels, create func() 
 // remove deletes s from the map if it still has no chunks and no pending
 // samples, marking it removed so that an Appender that found it just before
 // looks it up again. lastRef is the newest ref handed out. It reports
-// whether it removed s.
+// whether it removed s. Takes the stripe's lock and s.mu under it, then
+// refTable.mu alone.
 func (ss *stripeSeries) remove(s *memSeries, lastRef SeriesRef) bool {
 	hash := s.lset.Hash()
 	st := &ss.stripes[hash&ss.mask]

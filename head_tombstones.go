@@ -28,7 +28,8 @@ func (t *headTombstones) get(ref SeriesRef) tombstones.Intervals {
 // tombstones returns the head's current deletion intervals, nil if none.
 func (h *head) tombstones() *headTombstones { return h.tombs.Load() }
 
-// addTombstones installs the head's intervals plus add.
+// addTombstones installs the head's intervals plus add. Takes tombsMu;
+// Delete calls it holding DB.mu.
 func (h *head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
 	if len(add) == 0 {
 		return
@@ -52,7 +53,8 @@ func (h *head) addTombstones(add map[SeriesRef]tombstones.Intervals) {
 }
 
 // truncateTombstones drops intervals that end before mint and those of
-// series no longer in the head.
+// series no longer in the head. Takes tombsMu, and refTable.mu under it
+// (looking series up by ref).
 func (h *head) truncateTombstones(mint int64) {
 	h.tombsMu.Lock()
 	defer h.tombsMu.Unlock()

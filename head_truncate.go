@@ -27,6 +27,11 @@ func (h *head) raiseMinValidTime(t int64) {
 // rangeMu together with installing its result; a commit that applied its
 // samples before the scan has them counted by the scan. So MinTime never
 // exceeds the time of a committed sample.
+//
+// The caller holds cmtx (no two truncations at once) and no head lock.
+// Takes rangeMu, each series lock, stripe locks (with a series lock under
+// them), MemPostings.mu, tombsMu (with refTable.mu under it), one at a
+// time except as noted.
 func (h *head) truncate(mint int64) {
 	h.raiseMinValidTime(mint)
 
@@ -81,10 +86,11 @@ func (h *head) truncate(mint int64) {
 	}
 	h.truncGen.Add(1) // even: done
 	h.rangeMu.Unlock()
+	h.assertInvariants("head truncation", false) // the caller holds cmtx: no other truncation
 }
 
 // truncateChunksLocked drops the chunks that end before mint. Readers may
-// hold the old slice: it is replaced, never modified.
+// hold the old slice: it is replaced, never modified. Requires s.mu held. Requires s.mu held.
 func (s *memSeries) truncateChunksLocked(mint int64) {
 	n := 0
 	for n < len(s.chunks) && s.chunks[n].maxTime < mint {

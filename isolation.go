@@ -2,9 +2,11 @@ package tsdb
 
 import (
 	"context"
+	"fmt"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/isotsdb/tsdb/internal/lockorder"
 )
 
 // This file holds every isolation rule of the database; no other file
@@ -112,11 +114,12 @@ func (s *readSnapshot) release() {
 }
 
 // isolation hands out write IDs and read snapshots and knows the low
-// watermark. It is safe for concurrent use. Lock order: a series lock may be
-// held while taking mu (never the other way round); in practice mu is only
-// ever held for a few instructions and nothing else is locked under it.
+// watermark. It is safe for concurrent use. Lock order: mu comes after the
+// DB's lock (Querier takes a snapshot under it), a querier's (Close
+// releases the snapshot under it) and closeMu (Commit); it is only ever
+// held for a few instructions and nothing is locked under it.
 type isolation struct {
-	mu sync.Mutex // protects every field below
+	mu lockorder.Mutex[lockorder.Isolation] // protects every field below
 
 	lastID uint64 // highest write ID handed out; 0 before the first commit
 
@@ -144,6 +147,7 @@ func (iso *isolation) lowWatermark() uint64 {
 	return iso.lowWatermarkLocked()
 }
 
+// lowWatermarkLocked is lowWatermark; requires iso.mu held.
 func (iso *isolation) lowWatermarkLocked() uint64 {
 	if iso.readsHead != nil {
 		return iso.readsHead.lowMark
@@ -237,6 +241,94 @@ func (iso *isolation) nextReadSeq() uint64 {
 	iso.mu.Lock()
 	defer iso.mu.Unlock()
 	return iso.readSeq
+}
+
+// checkInvariants checks the isolation state against the rules above and
+// returns the first violation found, nil if none: the commits in flight
+// are a well-linked list of IDs in [1, lastID], strictly increasing,
+// inflight of them; the open reads are a well-linked list in strictly
+// increasing seq below readSeq, openReads of them, none closed, with
+// non-decreasing low marks, each snapshot consistent (maxWriteID <= lastID,
+// its in-flight IDs ascending within [lowMark, maxWriteID], lowMark the
+// lowest of them or maxWriteID+1). Safe for concurrent use.
+func (iso *isolation) checkInvariants() error {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	n := 0
+	var prev *inflightWrite
+	for w := iso.writesHead; w != nil; w = w.next {
+		switch {
+		case w.prev != prev:
+			return fmt.Errorf("isolation: commit %d: broken back link", w.id)
+		case w.id == 0 || w.id > iso.lastID:
+			return fmt.Errorf("isolation: commit in flight has write ID %d outside [1, %d]", w.id, iso.lastID)
+		case prev != nil && w.id <= prev.id:
+			return fmt.Errorf("isolation: commit %d follows commit %d in the in-flight list", w.id, prev.id)
+		}
+		prev = w
+		if n++; n > iso.inflight {
+			return fmt.Errorf("isolation: more commits listed than the %d counted in flight", iso.inflight)
+		}
+	}
+	if prev != iso.writesTail {
+		return fmt.Errorf("isolation: tail of the in-flight list is not its last element")
+	}
+	if n != iso.inflight {
+		return fmt.Errorf("isolation: %d commits listed, %d counted in flight", n, iso.inflight)
+	}
+	n = 0
+	var prevRead *readSnapshot
+	for r := iso.readsHead; r != nil; r = r.next {
+		if err := r.checkInvariants(iso); err != nil {
+			return err
+		}
+		switch {
+		case r.prev != prevRead:
+			return fmt.Errorf("isolation: read %d: broken back link", r.seq)
+		case prevRead != nil && r.seq <= prevRead.seq:
+			return fmt.Errorf("isolation: read %d follows read %d in the open-read list", r.seq, prevRead.seq)
+		case prevRead != nil && r.lowMark < prevRead.lowMark:
+			return fmt.Errorf("isolation: read %d has low mark %d, below the %d of the older read %d", r.seq, r.lowMark, prevRead.lowMark, prevRead.seq)
+		}
+		prevRead = r
+		if n++; n > iso.openReads {
+			return fmt.Errorf("isolation: more reads listed than the %d counted open", iso.openReads)
+		}
+	}
+	if prevRead != iso.readsTail {
+		return fmt.Errorf("isolation: tail of the open-read list is not its last element")
+	}
+	if n != iso.openReads {
+		return fmt.Errorf("isolation: %d reads listed, %d counted open", n, iso.openReads)
+	}
+	return nil
+}
+
+// checkInvariants checks one open read snapshot of iso; iso.mu is held.
+func (s *readSnapshot) checkInvariants(iso *isolation) error {
+	switch {
+	case s.iso != iso:
+		return fmt.Errorf("isolation: read %d belongs to another isolation state", s.seq)
+	case s.closed:
+		return fmt.Errorf("isolation: read %d is released but still listed", s.seq)
+	case s.seq >= iso.readSeq:
+		return fmt.Errorf("isolation: read %d, but the next read seq is %d", s.seq, iso.readSeq)
+	case s.maxWriteID > iso.lastID:
+		return fmt.Errorf("isolation: read %d saw write ID %d, above the %d handed out", s.seq, s.maxWriteID, iso.lastID)
+	}
+	want := s.maxWriteID + 1
+	if len(s.inflight) > 0 {
+		want = s.inflight[0]
+	}
+	if s.lowMark != want {
+		return fmt.Errorf("isolation: read %d has low mark %d, want %d", s.seq, s.lowMark, want)
+	}
+	for i, id := range s.inflight {
+		if id < s.lowMark || id > s.maxWriteID || (i > 0 && id <= s.inflight[i-1]) {
+			return fmt.Errorf("isolation: read %d: in-flight IDs %v not ascending within [%d, %d]", s.seq, s.inflight, s.lowMark, s.maxWriteID)
+		}
+	}
+	return nil
 }
 
 // waitPoll is how often the waits below check their condition. They run
@@ -383,6 +475,39 @@ func (r *writeIDRing) at(i int) uint64 {
 		return r.big.at(i)
 	}
 	return r.one - 1
+}
+
+// checkInvariants checks the ring of a series with total samples and
+// returns the first violation found, nil if none, and the highest ID it
+// holds: the ring holds at most one ID per sample; a spilled ring (big)
+// holds at least two IDs (push and trim fold one back inline) in a
+// power-of-two buffer of at least minRingCap, with first and n within it.
+// The caller holds the series lock, and checks the highest ID against the
+// high watermark read after releasing it: every ID in the ring was handed
+// out before it was pushed. (Reading the watermark here, under the series
+// lock, would cost a lock of isolation.mu per series.)
+func (r *writeIDRing) checkInvariants(total uint64) (highest uint64, err error) {
+	n := r.len()
+	if uint64(n) > total {
+		return 0, fmt.Errorf("write-ID ring holds %d IDs for %d samples", n, total)
+	}
+	if b := r.big; b != nil {
+		c := len(b.ids)
+		switch {
+		case r.one != 0:
+			return 0, fmt.Errorf("write-ID ring has an inline ID and a spilled ring")
+		case c < minRingCap || c&(c-1) != 0:
+			return 0, fmt.Errorf("write-ID ring has capacity %d, not a power of two of at least %d", c, minRingCap)
+		case int(b.first) >= c || int(b.n) > c:
+			return 0, fmt.Errorf("write-ID ring: first %d, n %d out of its capacity %d", b.first, b.n, c)
+		case b.n < 2:
+			return 0, fmt.Errorf("write-ID ring spilled with %d IDs", b.n)
+		}
+	}
+	for i := range n {
+		highest = max(highest, r.at(i))
+	}
+	return highest, nil
 }
 
 func (b *idRing) push(id uint64) {

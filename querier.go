@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"weak"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -80,11 +80,11 @@ type querier struct {
 	// mu protects closed and the cleanup's Stop. Select and the label
 	// queries hold it for reading while they use the querier's block
 	// references and snapshot; Close holds it for writing.
-	mu      sync.RWMutex
+	mu      lockorder.RWMutex[lockorder.Querier]
 	closed  bool
 	cleanup runtime.Cleanup
 
-	setsMu sync.Mutex // protects headSets; taken after mu
+	setsMu lockorder.Mutex[lockorder.QuerierSets] // protects headSets; taken after mu
 	// headSets are the head series sets Select returned, for Close to
 	// freeze those still reachable before it releases the snapshot.
 	headSets []weak.Pointer[headSeriesSet]
@@ -189,6 +189,9 @@ type keepAlive struct {
 	owner *querier
 }
 
+// Close implements Querier. Takes q.mu, then setsMu, each live head
+// series set's mu and the series locks under it (freezing the sets), then,
+// with setsMu released, isolation.mu and the Block locks.
 func (q *querier) Close() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -40,6 +40,8 @@ func openTestDB(t testing.TB, opts *Options) (*DB, *prometheus.Registry) {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, db.Close())
+		// Nothing runs on a closed head: all of its invariants hold.
+		require.NoError(t, db.head.checkInvariants(true), "invariants of the closed head")
 		// Every test DB must pass the offline consistency checker.
 		rep, err := check.Dir(o.FS, "data")
 		require.NoError(t, err)

@@ -1,11 +1,13 @@
 package index
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
 
+	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -27,8 +29,11 @@ type MemPostings struct {
 	// mu protects m and gen. Lists stored in m are copy-on-write below
 	// their length: a writer may append past a list's length (readers never
 	// look there) but replaces the list with a fresh slice for any other
-	// change.
-	mu  sync.RWMutex
+	// change. In the root package's lock order it comes after the head's
+	// stripe locks (a stripe is held across AddNext) and before the series
+	// locks; nothing is locked under it (next and the match functions must
+	// take no lock).
+	mu  lockorder.RWMutex[lockorder.Postings]
 	m   map[string]map[string][]uint64 // name -> value -> sorted refs
 	gen uint64                         // incremented by every change to m
 
@@ -79,7 +84,8 @@ func (p *MemPostings) Add(ref uint64, lset labels.Labels) {
 // every new ref comes from next (an increasing counter), refs reach the
 // lists in increasing order even when many goroutines create series at
 // once, so no list is ever copied to insert a ref out of order (which costs
-// O(list length) per insertion). It returns the ref.
+// O(list length) per insertion). It returns the ref. next runs with p.mu
+// held for writing: it must not call back into p or take a lock.
 func (p *MemPostings) AddNext(lset labels.Labels, next func() uint64) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -397,6 +403,64 @@ func (p *MemPostings) LabelValues(name string) []string {
 // SortedLabelValues implements PostingsReader; it is LabelValues.
 func (p *MemPostings) SortedLabelValues(name string) ([]string, error) {
 	return p.LabelValues(name), nil
+}
+
+// CheckInvariants checks p's structure and returns an error describing the
+// first violation found, nil if there is none: every list is non-empty,
+// strictly increasing (sorted, without duplicates), and a subset of the
+// list of all series; the empty label name has only the empty value (the
+// list of all series). It holds the read lock throughout, so it must not
+// run concurrently with Delete, which holds the lock one label name at a
+// time and passes through states that violate the subset rule. Cost:
+// O(total postings); the root package calls it under the invariants build
+// tag and in tests.
+func (p *MemPostings) CheckInvariants() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	all := p.m[allPostingsName][allPostingsValue]
+	if err := checkSortedUnique(all); err != nil {
+		return fmt.Errorf("index: postings of all series: %w", err)
+	}
+	for name, vals := range p.m {
+		if len(vals) == 0 {
+			return fmt.Errorf("index: postings: label name %q has no values", name)
+		}
+		for value, list := range vals {
+			if name == allPostingsName {
+				if value != allPostingsValue {
+					return fmt.Errorf("index: postings: the empty label name has value %q", value)
+				}
+				continue
+			}
+			if len(list) == 0 {
+				return fmt.Errorf("index: postings of %s=%q: empty list kept", name, value)
+			}
+			if err := checkSortedUnique(list); err != nil {
+				return fmt.Errorf("index: postings of %s=%q: %w", name, value, err)
+			}
+			// Both lists are sorted: one merge-like pass.
+			j := 0
+			for _, ref := range list {
+				for j < len(all) && all[j] < ref {
+					j++
+				}
+				if j == len(all) || all[j] != ref {
+					return fmt.Errorf("index: postings of %s=%q: series %d is missing from the list of all series", name, value, ref)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkSortedUnique returns an error if list is not strictly increasing.
+func checkSortedUnique(list []uint64) error {
+	for i := 1; i < len(list); i++ {
+		if list[i] <= list[i-1] {
+			return fmt.Errorf("ref %d at position %d follows %d: not sorted and unique", list[i], i, list[i-1])
+		}
+	}
+	return nil
 }
 
 // NumSeries returns the number of series in the index.
