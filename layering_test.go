@@ -35,17 +35,18 @@ var layering = []struct {
 }{
 	{"labels", nil},
 	{"vfs", nil},
-	{"internal/*", []string{"labels", "vfs", "chunks", "internal/*"}},
-	{"chunks", []string{"labels", "vfs", "internal/*"}},
-	{".", []string{"labels", "vfs", "chunks", "internal/*"}},
-	{"check", []string{"labels", "vfs", "chunks", "internal/*"}},
+	{"histogram", nil},
+	{"internal/*", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
+	{"chunks", []string{"labels", "vfs", "histogram", "internal/*"}},
+	{".", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
+	{"check", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web"}, publicPackages...)},
 	{"prom/*", append([]string{"web", "prom/*"}, publicPackages...)},
 }
 
 // publicPackages are the packages an embedder may import.
-var publicPackages = []string{".", "labels", "vfs", "chunks", "check"}
+var publicPackages = []string{".", "labels", "vfs", "histogram", "chunks", "check"}
 
 // testImportsAlso are what tests may import beyond the package's rule.
 var testImportsAlso = append([]string{"web"}, publicPackages...)
@@ -89,6 +90,8 @@ func TestMayImport(t *testing.T) {
 		{"labels", "vfs", false, false},
 		{"labels", "labels", true, true},
 		{"vfs", "labels", false, false},
+		{"histogram", "labels", false, false},
+		{"chunks", "histogram", false, true},
 		{"internal/index", "labels", false, true},
 		{"internal/index", "internal/lockorder", false, true},
 		{"internal/index", ".", false, false},
