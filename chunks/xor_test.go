@@ -310,7 +310,7 @@ func TestFromData(t *testing.T) {
 }
 
 func TestEncodingString(t *testing.T) {
-	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", 2: "Encoding(2)", 255: "Encoding(255)"} {
+	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", 4: "Encoding(4)", 255: "Encoding(255)"} {
 		if got := e.String(); got != want {
 			t.Errorf("%d: %q, want %q", uint8(e), got, want)
 		}
