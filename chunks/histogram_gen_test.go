@@ -1,6 +1,7 @@
 package chunks
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -80,7 +81,10 @@ func (g *histGen) next() (int64, *histogram.Histogram) {
 		}
 	}
 	grow := func(m map[int64]uint64) {
-		for k, v := range m {
+		// Sorted, so that the draws and hence the sequence are the same
+		// on every run.
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			v := m[k]
 			switch {
 			case g.gauge && v > 0 && r.IntN(3) == 0:
 				m[k] = v - uint64(r.IntN(int(min(v, 5))+1))
