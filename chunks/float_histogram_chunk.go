@@ -126,6 +126,8 @@ type FloatHistogramAppender struct {
 	t, tDelta          int64
 	cnt, zCnt, sum     xorField
 	pBuckets, nBuckets []xorField
+
+	scratch []float64 // bucket values for appendable, kept to save allocations
 }
 
 // Chunk returns the chunk the appender writes to.
@@ -264,22 +266,16 @@ func (a *FloatHistogramAppender) appendable(h *histogram.FloatHistogram) (g layo
 		return g, false, true
 	}
 	var okP, okN bool
-	g.pFwd, g.pBack, okP = growInto(a.layout.pSpans, h.PositiveSpans, fieldValues(a.pBuckets), h.PositiveBuckets, false)
+	a.scratch = appendFieldValues(a.scratch[:0], a.pBuckets)
+	g.pFwd, g.pBack, okP = growInto(a.layout.pSpans, h.PositiveSpans, a.scratch, h.PositiveBuckets, false)
 	if okP {
-		g.nFwd, g.nBack, okN = growInto(a.layout.nSpans, h.NegativeSpans, fieldValues(a.nBuckets), h.NegativeBuckets, false)
+		a.scratch = appendFieldValues(a.scratch[:0], a.nBuckets)
+		g.nFwd, g.nBack, okN = growInto(a.layout.nSpans, h.NegativeSpans, a.scratch, h.NegativeBuckets, false)
 	}
 	if !okP || !okN {
 		return layoutGrowth{}, false, true
 	}
 	return g, true, false
-}
-
-func fieldValues(fs []xorField) []float64 {
-	out := make([]float64, len(fs))
-	for i, f := range fs {
-		out[i] = f.value()
-	}
-	return out
 }
 
 // appendableGauge decides whether the gauge float histogram h can join
