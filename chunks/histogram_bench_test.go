@@ -12,7 +12,7 @@ import (
 // whose layout does not change, a typical head chunk's worth.
 func benchHistograms(b *testing.B) ([]int64, []*histogram.Histogram) {
 	g := newHistGen(1, false, false)
-	g.resetPct, g.schemaPct, g.stalePct, g.newBucketPct = 0, 0, 0, 0
+	g.resetPct, g.schemaPct, g.stalePct, g.newBucketPct, g.hintPct = 0, 0, 0, 0, 0
 	clear(g.pos)
 	clear(g.neg)
 	for i := range int64(20) {

@@ -25,14 +25,17 @@ type histGen struct {
 	sum      float64
 	t        int64
 	// events are percentages per sample.
-	resetPct, schemaPct, stalePct, newBucketPct int
+	resetPct, schemaPct, stalePct, newBucketPct, hintPct int
 }
 
 func newHistGen(seed uint64, custom, gauge bool) *histGen {
 	g := &histGen{
 		r: rand.New(rand.NewPCG(seed, 14)), gauge: gauge, schema: 3, zt: 0.001,
 		pos: map[int64]uint64{}, neg: map[int64]uint64{},
-		t: 1_700_000_000_000, resetPct: 2, schemaPct: 2, stalePct: 2, newBucketPct: 20,
+		t: 1_700_000_000_000, resetPct: 2, schemaPct: 2, stalePct: 2, newBucketPct: 20, hintPct: 2,
+	}
+	if seed%2 == 1 {
+		g.zt = math.Ldexp(1, -128) // Prometheus's default, a one-byte code
 	}
 	if custom {
 		g.schema = histogram.CustomBucketsSchema
@@ -58,7 +61,11 @@ func (g *histGen) next() (int64, *histogram.Histogram) {
 	g.t += 15000 + int64(g.r.IntN(200)) - 100
 	r := g.r
 	if r.IntN(100) < g.stalePct {
-		return g.t, &histogram.Histogram{Sum: math.Float64frombits(staleNaN)}
+		h := &histogram.Histogram{Sum: math.Float64frombits(staleNaN)}
+		if g.gauge && r.IntN(2) == 0 {
+			h.CounterResetHint = histogram.GaugeType
+		}
+		return g.t, h
 	}
 	if r.IntN(100) < g.resetPct {
 		for k := range g.pos {
@@ -118,8 +125,13 @@ func (g *histGen) next() (int64, *histogram.Histogram) {
 		Schema: g.schema, Sum: g.sum,
 		CustomValues: slices.Clone(g.custom),
 	}
-	if g.gauge {
+	switch {
+	case g.gauge:
 		h.CounterResetHint = histogram.GaugeType
+	case r.IntN(100) < g.hintPct:
+		h.CounterResetHint = histogram.CounterReset
+	case r.IntN(100) < 3*g.hintPct:
+		h.CounterResetHint = histogram.NotCounterReset
 	}
 	if g.custom == nil {
 		h.ZeroThreshold, h.ZeroCount = g.zt, g.zc

@@ -2,6 +2,7 @@ package promstorage_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -293,4 +294,90 @@ func FuzzHistogramChunkGolden(f *testing.F) {
 		}
 		runGolden(t, o, seed, int(n%1000)+1)
 	})
+}
+
+// TestHistogramChunkGoldenEdges runs hand-made sequences through both
+// encoders: extreme values and layouts the generator does not make.
+func TestHistogramChunkGoldenEdges(t *testing.T) {
+	stale := math.Float64frombits(staleNaNBits)
+	exp := func(ts int64, count uint64, sum float64, spans []histogram.Span, buckets []int64) goldenSample {
+		var total uint64
+		var cur int64
+		for _, b := range buckets {
+			cur += b
+			total += uint64(cur)
+		}
+		return goldenSample{ts, &histogram.Histogram{Schema: 0, ZeroThreshold: math.Ldexp(1, -20), ZeroCount: count, Count: count + total,
+			Sum: sum, PositiveSpans: spans, PositiveBuckets: buckets}}
+	}
+	sp := func(s ...int32) []histogram.Span {
+		var out []histogram.Span
+		for i := 0; i < len(s); i += 2 {
+			out = append(out, histogram.Span{Offset: s[i], Length: uint32(s[i+1])})
+		}
+		return out
+	}
+	seqs := map[string][]goldenSample{
+		"stale first": {
+			{1000, &histogram.Histogram{Sum: stale}},
+			{2000, &histogram.Histogram{Sum: stale}},
+			exp(3000, 1, 1, sp(0, 1), []int64{1}),
+		},
+		"huge values": {
+			exp(math.MinInt64/2, 1<<62, math.MaxFloat64, sp(math.MaxInt32-3, 2), []int64{1 << 60, -(1 << 59)}),
+			exp(math.MaxInt64/2, 1<<62+1<<61, math.NaN(), sp(math.MaxInt32-3, 2), []int64{1<<60 + 1, -(1 << 59)}),
+			exp(math.MaxInt64/2+1, 1<<63, math.Inf(-1), sp(math.MaxInt32-3, 3), []int64{1<<60 + 1, -(1 << 59), 7}),
+		},
+		"zero-length and split spans": {
+			exp(1, 0, 0, sp(-5, 0, 2, 2, 0, 1, 0, 0), []int64{1, 1, 1}),
+			exp(2, 0, 0, sp(-3, 3), []int64{1, 1, 1}),
+			exp(3, 0, 0, sp(-10, 1, 6, 3, 5, 1), []int64{1, 0, 1, 1, -2}),
+			exp(4, 0, 0, sp(-10, 1, 6, 3, 5, 1), []int64{2, 0, 1, 1, -2}),
+		},
+		"negative only, then both": {
+			{10, &histogram.Histogram{Schema: -4, Count: 3, NegativeSpans: sp(2, 2), NegativeBuckets: []int64{1, 1}}},
+			{20, &histogram.Histogram{Schema: -4, Count: 9, NegativeSpans: sp(1, 3), NegativeBuckets: []int64{1, 1, 1},
+				PositiveSpans: sp(0, 1), PositiveBuckets: []int64{3}}},
+			{30, &histogram.Histogram{Schema: -4, Count: 9, NegativeSpans: sp(1, 3), NegativeBuckets: []int64{1, 1, 1},
+				PositiveSpans: sp(0, 1), PositiveBuckets: []int64{3}}},
+		},
+		"custom bounds": {
+			{5, &histogram.Histogram{Schema: -53, Count: 3, Sum: 2, CustomValues: []float64{-1, 0, 0.001, 0.5, 33554.43, 33554.431, 1e300},
+				PositiveSpans: sp(0, 2, 5, 1), PositiveBuckets: []int64{1, 0, 0}}},
+			{6, &histogram.Histogram{Schema: -53, Count: 4, Sum: 2, CustomValues: []float64{-1, 0, 0.001, 0.5, 33554.43, 33554.431, 1e300},
+				PositiveSpans: sp(0, 3, 4, 1), PositiveBuckets: []int64{1, 0, 1, -1}}},
+		},
+		"zero thresholds": {
+			{1, &histogram.Histogram{ZeroThreshold: math.Ldexp(1, 10), ZeroCount: 1, Count: 1}},
+			{2, &histogram.Histogram{ZeroThreshold: math.Ldexp(1, 11), ZeroCount: 1, Count: 1}},
+			{3, &histogram.Histogram{ZeroThreshold: math.Ldexp(1, -243), ZeroCount: 1, Count: 1}},
+			{4, &histogram.Histogram{ZeroThreshold: math.Ldexp(1, -244), ZeroCount: 1, Count: 1}},
+			{5, &histogram.Histogram{ZeroThreshold: 3, ZeroCount: 1, Count: 1}},
+		},
+	}
+	for name, seq := range seqs {
+		for _, float := range []bool{false, true} {
+			for _, resume := range []int{0, 1} {
+				t.Run(fmt.Sprintf("%s/float=%v/resume=%d", name, float, resume), func(t *testing.T) {
+					o := goldenOpts{float: float, resumeEvery: resume}
+					ph := newPromHistHead(t, float)
+					oh := newOurHistHead(t, float)
+					for i, s := range seq {
+						ph.append(t, o, i, s.t, s.h.Copy())
+						oh.append(t, o, i, s.t, s.h.Copy())
+					}
+					want, got := ph.bytes(), oh.bytes(float)
+					require.Equal(t, want, got)
+					for _, b := range want {
+						requireSameDecoding(t, b, float)
+					}
+				})
+			}
+		}
+	}
+}
+
+type goldenSample struct {
+	t int64
+	h *histogram.Histogram
 }
