@@ -88,6 +88,9 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
 	}
+	if !increasing(it.layout.pSpans) || !increasing(it.layout.nSpans) {
+		return nil, fmt.Errorf("histogram chunk layout has a span with a negative offset after the first: %w", ErrCorrupt)
+	}
 	a.layout = it.layout
 	a.t, a.tDelta = it.t, it.tDelta
 	a.cnt, a.zCnt, a.sum = it.cnt.resumed(), it.zCnt.resumed(), it.sum.resumed()

@@ -2,6 +2,7 @@ package chunks
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -264,12 +265,26 @@ func (r HistogramAppendResult) String() string {
 	return fmt.Sprintf("HistogramAppendResult(%d)", uint8(r))
 }
 
-// checkShape reports spans that do not cover the number of buckets given:
-// the one malformation the encoders cannot write.
+// checkShape reports the malformations the encoders cannot handle: spans
+// that do not cover the number of buckets given, or that do not list
+// bucket indexes in increasing order (a negative offset after the first
+// span). Histograms that pass histogram.Validate never have them.
 func checkShape(pSpans, nSpans []histogram.Span, np, nn int) error {
 	if numBuckets(pSpans) != np || numBuckets(nSpans) != nn {
 		return fmt.Errorf("chunks: histogram spans cover %d positive and %d negative buckets, it has %d and %d",
 			numBuckets(pSpans), numBuckets(nSpans), np, nn)
 	}
+	if !increasing(pSpans) || !increasing(nSpans) {
+		return errors.New("chunks: histogram spans with a negative offset after the first span")
+	}
 	return nil
+}
+
+func increasing(spans []histogram.Span) bool {
+	for i := 1; i < len(spans); i++ {
+		if spans[i].Offset < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -128,6 +128,9 @@ func TestHistogramAppendCases(t *testing.T) {
 			fres, nfc, _, err := fa.AppendFloatHistogram(2000, tc.h.ToFloat())
 			require.NoError(t, err)
 			require.Equal(t, tc.want, fres, "float")
+			if fres != AppendedInPlace {
+				require.Equal(t, 1, fc.NumSamples(), "float: old chunk untouched")
+			}
 			if res == CutNewChunk {
 				require.Equal(t, tc.fhdr, nfc.CounterResetHeader(), "float header")
 			}

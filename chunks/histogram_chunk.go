@@ -99,6 +99,9 @@ func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
 	}
+	if !increasing(it.layout.pSpans) || !increasing(it.layout.nSpans) {
+		return nil, fmt.Errorf("histogram chunk layout has a span with a negative offset after the first: %w", ErrCorrupt)
+	}
 	a.layout = it.layout
 	a.t, a.cnt, a.zCnt = it.t, it.cnt, it.zCnt
 	a.tDelta, a.cntDelta, a.zCntDelta = it.tDelta, it.cntDelta, it.zCntDelta

@@ -50,8 +50,9 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 		}
 		it := c.Iterator(nil)
 		n := 0
+		var last *histogram.FloatHistogram
 		for it.Next() {
-			it.AtFloatHistogram(nil)
+			last = it.AtFloatHistogram(last)
 			n++
 		}
 		if it.Err() != nil {
@@ -64,7 +65,18 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 			require.ErrorIs(t, err, ErrCorrupt)
 			return
 		}
-		_, _, _, err = app.AppendFloatHistogram(it.AtT()+1, &histogram.FloatHistogram{Count: 1, ZeroCount: 1})
+		if last != nil && !isStale(last.Sum) {
+			h := last.Copy()
+			h.CounterResetHint = histogram.UnknownCounterReset
+			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: 1, Length: 1})
+			h.PositiveBuckets = append(h.PositiveBuckets, 0)
+			if checkShape(h.PositiveSpans, h.NegativeSpans, len(h.PositiveBuckets), len(h.NegativeBuckets)) == nil {
+				_, c, app, err = app.AppendFloatHistogram(it.AtT()+1, h)
+				require.NoError(t, err)
+				require.Positive(t, c.NumSamples())
+			}
+		}
+		_, _, _, err = app.AppendFloatHistogram(it.AtT()+2, &histogram.FloatHistogram{Count: 1, ZeroCount: 1})
 		require.NoError(t, err)
 		return
 	}
@@ -75,8 +87,9 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 	}
 	it := c.Iterator(nil)
 	n := 0
+	var last *histogram.Histogram
 	for it.Next() {
-		it.AtHistogram(nil)
+		last = it.AtHistogram(last)
 		it.AtFloatHistogram(nil)
 		n++
 	}
@@ -90,7 +103,19 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 		require.True(t, errors.Is(err, ErrCorrupt), "%v", err)
 		return
 	}
-	_, _, _, err = app.AppendHistogram(it.AtT()+1, &histogram.Histogram{Count: 1, ZeroCount: 1})
+	if last != nil && !isStale(last.Sum) {
+		// One more bucket after the last: the chunk is recoded.
+		h := last.Copy()
+		h.CounterResetHint = histogram.UnknownCounterReset
+		h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: 1, Length: 1})
+		h.PositiveBuckets = append(h.PositiveBuckets, 0)
+		if checkShape(h.PositiveSpans, h.NegativeSpans, len(h.PositiveBuckets), len(h.NegativeBuckets)) == nil {
+			_, c, app, err = app.AppendHistogram(it.AtT()+1, h)
+			require.NoError(t, err)
+			require.Positive(t, c.NumSamples())
+		}
+	}
+	_, _, _, err = app.AppendHistogram(it.AtT()+2, &histogram.Histogram{Count: 1, ZeroCount: 1})
 	require.NoError(t, err)
 }
 
