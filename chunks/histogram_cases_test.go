@@ -414,3 +414,46 @@ func TestShouldCutHistogramChunk(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, int64(10000), end)
 }
+
+// TestHistogramChunkFull checks that a full chunk continues in a new one,
+// with the header a chunk cut for size would get.
+func TestHistogramChunkFull(t *testing.T) {
+	h := hist(0, 1, map[int32]uint64{0: 1})
+	for _, gauge := range []bool{false, true} {
+		if gauge {
+			h.CounterResetHint = histogram.GaugeType
+		}
+		a, err := NewHistogramChunk().Appender()
+		require.NoError(t, err)
+		fa, err := NewFloatHistogramChunk().Appender()
+		require.NoError(t, err)
+		fh := h.ToFloat()
+		var res HistogramAppendResult
+		var c *HistogramChunk
+		var fc *FloatHistogramChunk
+		for i := range MaxSamples {
+			res, c, a, err = a.AppendHistogram(int64(i), h)
+			require.NoError(t, err)
+			require.Equal(t, AppendedInPlace, res)
+			res, fc, fa, err = fa.AppendFloatHistogram(int64(i), fh)
+			require.NoError(t, err)
+			require.Equal(t, AppendedInPlace, res)
+		}
+		require.Equal(t, MaxSamples, c.NumSamples())
+		require.Equal(t, MaxSamples, fc.NumSamples())
+		want := histogram.NotCounterReset
+		if gauge {
+			want = histogram.GaugeType
+		}
+		res, c, _, err = a.AppendHistogram(MaxSamples, h)
+		require.NoError(t, err)
+		require.Equal(t, CutNewChunk, res)
+		require.Equal(t, 1, c.NumSamples())
+		require.Equal(t, want, c.CounterResetHeader())
+		res, fc, _, err = fa.AppendFloatHistogram(MaxSamples, fh)
+		require.NoError(t, err)
+		require.Equal(t, CutNewChunk, res)
+		require.Equal(t, 1, fc.NumSamples())
+		require.Equal(t, want, fc.CounterResetHeader())
+	}
+}
