@@ -294,7 +294,10 @@ func insertBuckets[V int64 | float64](counts []V, ins []bucketInsert, deltas boo
 	return out
 }
 
-// absolute returns the count at each position, decoding deltas if set.
+// absoluteAt returns a function giving the absolute count at position i
+// of counts, summing deltas if set. For deltas, successive calls must not
+// decrease i: the sum is kept between calls, so a walk over all positions
+// costs O(len(counts)).
 func absoluteAt[V int64 | float64](counts []V, deltas bool) func(i int) V {
 	if !deltas {
 		return func(i int) V { return counts[i] }
@@ -309,12 +312,13 @@ func absoluteAt[V int64 | float64](counts []V, deltas bool) func(i int) V {
 	}
 }
 
-// growInto is the result of comparing a chunk's layout (old) with a new
-// sample's (new) for a counter histogram. forward lists the buckets to add
+// growInto compares a chunk's layout (old, with its last sample's counts)
+// with a new counter histogram's (new) on one side. forward lists the buckets to add
 // to the chunk's samples for buckets only new has; backward lists buckets
 // to add to the new sample for buckets only old has, which is allowed only
 // if the chunk's last sample has them empty. ok is false if a bucket's count
-// went down or a non-empty bucket disappeared: a counter reset.
+// went down or a non-empty bucket disappeared: a counter reset. Both span
+// lists must list bucket indexes in increasing order (see checkShape).
 func growInto[V int64 | float64](old, new []histogram.Span, oldCounts, newCounts []V, deltas bool) (forward, backward []bucketInsert, ok bool) {
 	oc, nc := newBucketCursor(old), newBucketCursor(new)
 	oAt, nAt := absoluteAt(oldCounts, deltas), absoluteAt(newCounts, deltas)
