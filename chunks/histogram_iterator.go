@@ -224,13 +224,15 @@ func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *his
 	return fh
 }
 
-// appendAbsolute appends the running sums of deltas to dst. It sums in
-// float64, as Prometheus does, so counts beyond 2^53 round the same way.
+// appendAbsolute appends the running sums of deltas to dst. It sums as
+// integers and converts each sum once, as Prometheus's iterator does when
+// it allocates the histogram; when it fills one passed in it sums in
+// float64 instead, which differs beyond 2^53.
 func appendAbsolute(dst []float64, deltas []int64) []float64 {
-	var cur float64
+	var cur int64
 	for _, d := range deltas {
-		cur += float64(d)
-		dst = append(dst, cur)
+		cur += d
+		dst = append(dst, float64(cur))
 	}
 	return dst
 }
