@@ -15,9 +15,16 @@ const (
 	EncNone Encoding = 0
 	// EncXOR is the Gorilla-style XOR encoding of float samples (XORChunk).
 	EncXOR Encoding = 1
+	// EncHistogram is the encoding of integer native histogram samples
+	// (HistogramChunk).
+	EncHistogram Encoding = 2
+	// EncFloatHistogram is the encoding of float native histogram samples
+	// (FloatHistogramChunk).
+	EncFloatHistogram Encoding = 3
 )
 
-// String returns the encoding's name as Prometheus spells it ("none", "XOR"),
+// String returns the encoding's name as Prometheus spells it ("none", "XOR",
+// "histogram", "floathistogram"),
 // or "Encoding(n)" for a value this package does not know.
 func (e Encoding) String() string {
 	switch e {
@@ -25,6 +32,10 @@ func (e Encoding) String() string {
 		return "none"
 	case EncXOR:
 		return "XOR"
+	case EncHistogram:
+		return "histogram"
+	case EncFloatHistogram:
+		return "floathistogram"
 	}
 	return "Encoding(" + strconv.Itoa(int(e)) + ")"
 }

@@ -278,7 +278,7 @@ func TestFromData(t *testing.T) {
 }
 
 func TestEncodingString(t *testing.T) {
-	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", 2: "Encoding(2)", 255: "Encoding(255)"} {
+	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", EncHistogram: "histogram", EncFloatHistogram: "floathistogram", 4: "Encoding(4)", 255: "Encoding(255)"} {
 		require.Equal(t, want, e.String(), "%d", uint8(e))
 	}
 }

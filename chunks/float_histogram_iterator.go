@@ -1,0 +1,172 @@
+package chunks
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/isotsdb/tsdb/histogram"
+)
+
+// FloatHistogramIterator iterates over the samples of a
+// FloatHistogramChunk; see HistogramIterator.
+type FloatHistogramIterator struct {
+	br     bitReader
+	total  int
+	read   int
+	hdr    histogram.CounterResetHint
+	layout histLayout
+
+	t, tDelta          int64
+	cnt, zCnt, sum     xorField
+	pBuckets, nBuckets []xorField
+
+	err error
+}
+
+// Reset points the iterator at the chunk bytes b (header included),
+// keeping its buffers.
+func (it *FloatHistogramIterator) Reset(b []byte) {
+	*it = FloatHistogramIterator{
+		layout: histLayout{
+			pSpans:       it.layout.pSpans[:0],
+			nSpans:       it.layout.nSpans[:0],
+			customValues: it.layout.customValues[:0],
+		},
+		pBuckets: it.pBuckets[:0], nBuckets: it.nBuckets[:0],
+	}
+	if len(b) < histHeaderSize {
+		it.err = fmt.Errorf("float histogram chunk of %d bytes, shorter than its header: %w", len(b), ErrCorrupt)
+		return
+	}
+	it.total = int(binary.BigEndian.Uint16(b))
+	it.hdr = counterResetFromBits(b[histFlagsByte])
+	it.br.reset(b, histHeaderSize)
+}
+
+// Next advances to the next sample and reports whether there is one.
+func (it *FloatHistogramIterator) Next() bool {
+	if it.err != nil || it.read >= it.total {
+		return false
+	}
+	br := &it.br
+	if it.read == 0 {
+		if err := br.readLayout(&it.layout); err != nil {
+			it.err = err
+			return false
+		}
+		start := br.bitPos()
+		np, nn := numBuckets(it.layout.pSpans), numBuckets(it.layout.nSpans)
+		// Every bucket of the first sample takes 64 bits.
+		if np+nn > br.bitsLeft()/64 {
+			return it.fail(start, fmt.Sprintf("layout has %d buckets, more than the chunk can hold", np+nn))
+		}
+		it.pBuckets, it.nBuckets = zeroed(it.pBuckets, np), zeroed(it.nBuckets, nn)
+		t, ok := br.readVarbitInt()
+		if !ok {
+			return it.fail(start, "truncated first sample")
+		}
+		it.t = t
+		noWin := xorWindow{leading: noLeading}
+		for _, f := range []*xorField{&it.cnt, &it.zCnt, &it.sum} {
+			u, ok := br.readWide(64)
+			if !ok {
+				return it.fail(start, "truncated first sample")
+			}
+			*f = xorField{bits: u, win: noWin}
+		}
+		for _, fs := range [2][]xorField{it.pBuckets, it.nBuckets} {
+			for i := range fs {
+				u, ok := br.readWide(64)
+				if !ok {
+					return it.fail(start, "truncated bucket")
+				}
+				fs[i] = xorField{bits: u, win: noWin}
+			}
+		}
+		it.read++
+		return true
+	}
+	start := br.bitPos()
+	tDod, ok := br.readVarbitInt()
+	if !ok {
+		return it.fail(start, "truncated time")
+	}
+	it.tDelta += tDod
+	it.t += it.tDelta
+	for _, f := range []*xorField{&it.cnt, &it.zCnt, &it.sum} {
+		if ok, reason := br.readXOR(&f.bits, &f.win); !ok {
+			return it.fail(start, reason)
+		}
+	}
+	if !isStale(it.sum.value()) {
+		for _, fs := range [2][]xorField{it.pBuckets, it.nBuckets} {
+			for i := range fs {
+				if ok, reason := br.readXOR(&fs[i].bits, &fs[i].win); !ok {
+					return it.fail(start, "bucket: "+reason)
+				}
+			}
+		}
+	}
+	it.read++
+	return true
+}
+
+//go:noinline
+func (it *FloatHistogramIterator) fail(bitPos int, reason string) bool {
+	it.err = fmt.Errorf("float histogram chunk: sample %d at byte %d: %s: %w", it.read, bitPos/8, reason, ErrCorrupt)
+	return false
+}
+
+// Seek advances to the first sample with time >= t and reports whether
+// there is one. It does not move if the current sample qualifies.
+func (it *FloatHistogramIterator) Seek(t millis) bool {
+	for it.read == 0 || it.t < t {
+		if !it.Next() {
+			return false
+		}
+	}
+	return true
+}
+
+// AtT returns the current sample's time.
+func (it *FloatHistogramIterator) AtT() int64 { return it.t }
+
+// AtFloatHistogram stores the current sample in fh, reusing fh's slices,
+// and returns fh (a new FloatHistogram if fh is nil). A stale marker is
+// returned with only its Sum set.
+func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *histogram.FloatHistogram {
+	if fh == nil {
+		fh = new(histogram.FloatHistogram)
+	}
+	if isStale(it.sum.value()) {
+		*fh = histogram.FloatHistogram{
+			Sum:           it.sum.value(),
+			PositiveSpans: fh.PositiveSpans[:0], NegativeSpans: fh.NegativeSpans[:0],
+			PositiveBuckets: fh.PositiveBuckets[:0], NegativeBuckets: fh.NegativeBuckets[:0],
+			CustomValues: fh.CustomValues[:0],
+		}
+		return fh
+	}
+	fh.CounterResetHint = sampleHint(it.hdr, it.read-1)
+	fh.Schema = it.layout.schema
+	fh.ZeroThreshold = it.layout.zeroThreshold
+	fh.ZeroCount, fh.Count, fh.Sum = it.zCnt.value(), it.cnt.value(), it.sum.value()
+	fh.PositiveSpans = append(fh.PositiveSpans[:0], it.layout.pSpans...)
+	fh.NegativeSpans = append(fh.NegativeSpans[:0], it.layout.nSpans...)
+	fh.PositiveBuckets = appendFieldValues(fh.PositiveBuckets[:0], it.pBuckets)
+	fh.NegativeBuckets = appendFieldValues(fh.NegativeBuckets[:0], it.nBuckets)
+	fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
+	return fh
+}
+
+func appendFieldValues(dst []float64, fs []xorField) []float64 {
+	for _, f := range fs {
+		dst = append(dst, math.Float64frombits(f.bits))
+	}
+	return dst
+}
+
+// Err returns the error that stopped iteration, if any; decode errors wrap
+// ErrCorrupt.
+func (it *FloatHistogramIterator) Err() error { return it.err }
