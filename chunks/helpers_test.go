@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 // Small assertion helpers: testify cannot be built in this module yet
@@ -32,10 +34,15 @@ func requireCorrupt(t testing.TB, err error) {
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("want error wrapping ErrCorrupt, got %v", err)
 	}
-	var ce *CorruptError
-	if !errors.As(err, &ce) {
-		t.Fatalf("want *CorruptError, got %T", err)
+	// The chunk-level error knows no file; a segment reader's error wraps
+	// it in one that does.
+	var ce *corrupt.Error
+	for e := err; errors.As(e, &ce); e = ce.Err {
+		if ce.File == "" {
+			return
+		}
 	}
+	t.Fatalf("want a *corrupt.Error without a file, got %T: %v", err, err)
 }
 
 // testSample is a sample with its value as raw bits, so that comparisons

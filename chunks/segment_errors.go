@@ -2,7 +2,8 @@ package chunks
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 var (
@@ -24,37 +25,12 @@ var (
 	ErrNoChunk = errors.New("chunks: meta has no chunk")
 )
 
-// CorruptionError reports a segment file whose bytes are not a valid
-// segment: bad header, a record running past the end of the file, a
-// checksum mismatch, chunk data too short to decode. Callers can test for
-// it with errors.As (to learn the file and offset) or errors.Is(err,
-// ErrCorrupt).
-//
-// CorruptError is the error of a chunk's own bytes and knows no file;
-// CorruptionError is about a file and may wrap a CorruptError.
-type CorruptionError struct {
-	// File is the path of the segment file.
-	File string
-	// Offset is where the bad part starts in File: 0 for a bad magic or a
-	// file too short for its header, 4 for the version, 5 for the padding,
-	// and the chunk's offset (the offset in its reference) for a bad record.
-	Offset int64
-	// Err says what is wrong. It need not wrap ErrCorrupt.
-	Err error
-}
-
-// Error implements error.
-func (e *CorruptionError) Error() string {
-	return fmt.Sprintf("chunks: corrupt segment file %s at offset %d: %v", e.File, e.Offset, e.Err)
-}
-
-// Unwrap returns ErrCorrupt and Err, so that errors.Is(err, ErrCorrupt)
-// holds and errors.Is and errors.As also see what Err wraps (such as a
-// *CorruptError from decoding the chunk header).
-func (e *CorruptionError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
-
-// corruptf returns a *CorruptionError for file at off with a formatted
-// reason.
+// corruptf returns the *corrupt.Error of a segment file that is not a
+// valid segment (bad header, a record running past the end of the file, a
+// checksum mismatch, chunk data too short to decode) at off: 0 for a bad
+// magic or a file too short for its header, 4 for the version, 5 for the
+// padding, and the chunk's offset (the offset in its reference) for a bad
+// record.
 func corruptf(file string, off int64, format string, args ...any) error {
-	return &CorruptionError{File: file, Offset: off, Err: fmt.Errorf(format, args...)}
+	return corrupt.Errorf(file, off, format, args...)
 }

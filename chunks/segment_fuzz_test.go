@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +15,7 @@ import (
 // documents.
 func requireTypedReadError(t *testing.T, err error) {
 	t.Helper()
-	var ce *CorruptionError
+	var ce *corrupt.Error
 	switch {
 	case errors.As(err, &ce):
 		require.ErrorIs(t, err, ErrCorrupt)

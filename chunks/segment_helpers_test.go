@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -61,14 +62,14 @@ func requireSameChunk(t testing.TB, want, got Chunk) {
 	requireSamples(t, collect(t, want.Iterator(nil)), collect(t, got.Iterator(nil)))
 }
 
-// requireCorruption checks that err is a *CorruptionError about file at
+// requireCorruption checks that err is a *corrupt.Error about file at
 // offset off that also satisfies errors.Is(err, ErrCorrupt), and returns it.
-func requireCorruption(t testing.TB, err error, file string, off int64) *CorruptionError {
+func requireCorruption(t testing.TB, err error, file string, off int64) *corrupt.Error {
 	t.Helper()
 	require.Error(t, err)
 	require.ErrorIs(t, err, ErrCorrupt)
-	var ce *CorruptionError
-	require.True(t, errors.As(err, &ce), "want *CorruptionError, got %T: %v", err, err)
+	var ce *corrupt.Error
+	require.True(t, errors.As(err, &ce), "want *corrupt.Error, got %T: %v", err, err)
 	require.Equal(t, file, ce.File, "file in %v", err)
 	require.Equal(t, off, ce.Offset, "offset in %v", err)
 	return ce

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -34,7 +35,7 @@ type SegmentReader struct {
 // NewSegmentReader maps every segment file (every file whose name is made
 // only of digits) in dir, in name order, and checks each file's header:
 // length, magic, version and zero padding. A bad header yields a
-// *CorruptionError. A dir with no segment files gives a reader that holds
+// *corrupt.Error. A dir with no segment files gives a reader that holds
 // no chunks.
 //
 // Records are checked only when read, by Chunk, so opening costs one mapping
@@ -69,7 +70,7 @@ func NewSegmentReader(fsys vfs.FS, dir string) (_ *SegmentReader, err error) {
 	return r, nil
 }
 
-// checkSegmentHeader returns a *CorruptionError if b does not start with a
+// checkSegmentHeader returns a *corrupt.Error if b does not start with a
 // valid segment header.
 func checkSegmentHeader(name string, b []byte) error {
 	if len(b) < SegmentHeaderSize {
@@ -91,7 +92,7 @@ func checkSegmentHeader(name string, b []byte) error {
 // the mapped file in place; see SegmentReader for how long it stays valid.
 //
 // It checks that the record lies inside its file and that its checksum
-// matches; a failure yields a *CorruptionError naming the file and the
+// matches; a failure yields a *corrupt.Error naming the file and the
 // chunk's offset. A reference naming no file or pointing into a file's
 // header yields an error wrapping ErrInvalidRef. A record with an encoding
 // this package cannot decode yields an error wrapping ErrUnknownEncoding
@@ -138,7 +139,7 @@ func (r *SegmentReader) Chunk(ref uint64) (Chunk, error) {
 	case errors.Is(err, ErrUnknownEncoding):
 		return nil, fmt.Errorf("chunks: chunk at offset %d of segment file %s: %w", start, s.name, err)
 	default:
-		return nil, &CorruptionError{File: s.name, Offset: start, Err: err}
+		return nil, corrupt.At(s.name, start, err)
 	}
 }
 

@@ -36,7 +36,7 @@ func recordEnd(m Meta) int64 {
 }
 
 // TestSegmentReaderTruncated cuts a segment file at every length: chunks
-// wholly before the cut read fine, the others fail with a *CorruptionError
+// wholly before the cut read fine, the others fail with a *corrupt.Error
 // at their offset, and a file shorter than its header fails to open.
 func TestSegmentReaderTruncated(t *testing.T) {
 	full, metas := smallSegment(t)
@@ -65,7 +65,7 @@ func TestSegmentReaderTruncated(t *testing.T) {
 
 // TestSegmentReaderFlippedByte flips every byte of a segment file in turn:
 // in the header the file fails to open, elsewhere exactly the chunk holding
-// the byte fails, with a *CorruptionError at its offset.
+// the byte fails, with a *corrupt.Error at its offset.
 func TestSegmentReaderFlippedByte(t *testing.T) {
 	full, metas := smallSegment(t)
 	for i := range full {
@@ -186,7 +186,7 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 }
 
 // TestSegmentReaderXORCorruptError checks that a record whose XOR data is
-// too short carries the chunk-level *CorruptError inside the file-level one.
+// too short carries the chunk-level *corrupt.Error without a file inside the file-level one.
 func TestSegmentReaderXORCorruptError(t *testing.T) {
 	file := append(goldenBytes(t)[:SegmentHeaderSize:SegmentHeaderSize], record(byte(EncXOR), []byte{1})...)
 	rd := openReader(t, memFSWith(t, file))

@@ -11,7 +11,7 @@ import (
 // never modified after initialisation.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Decoding failures; they are wrapped in a *CorruptionError by the Reader.
+// Decoding failures; they are wrapped in a *corrupt.Error by the Reader.
 var (
 	errShort    = errors.New("unexpected end of data")
 	errVarint   = errors.New("invalid varint")

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -27,7 +28,7 @@ const postingsSample = 32
 // postings offset table; postings lists and series entries are checked when
 // read. No length read from the file is trusted before it is checked
 // against the data that is really there, so damaged files yield a
-// *CorruptionError, never a panic.
+// *corrupt.Error, never a panic.
 //
 // A Reader is safe for concurrent use, except Close, which must come after
 // every other use. Postings it returns and strings it passes to the
@@ -119,8 +120,9 @@ func (r *Reader) fileName() string {
 	return r.file
 }
 
+// corrupt returns the error of damaged index data at off.
 func (r *Reader) corrupt(off int64, err error) error {
-	return &CorruptionError{File: r.file, Offset: off, Err: err}
+	return corrupt.At(r.file, off, err)
 }
 
 func (r *Reader) readTOC() error {

@@ -3,10 +3,12 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 // decbuf reads the fields of one record front to back. The first failed read
-// records an ErrCorrupt-wrapping error naming the byte offset in the record;
+// records a corrupt.ErrCorrupt-wrapping error naming the byte offset in the record;
 // every later read then returns zero values, so callers check err once per
 // entry instead of after every field.
 type decbuf struct {
@@ -20,7 +22,7 @@ func (d *decbuf) len() int { return len(d.rec) - d.off }
 
 func (d *decbuf) fail(what string) {
 	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s record, byte %d: %s", ErrCorrupt, d.typ, d.off, what)
+		d.err = fmt.Errorf("%w: %s record, byte %d: %s", corrupt.ErrCorrupt, d.typ, d.off, what)
 	}
 	d.off = len(d.rec)
 }

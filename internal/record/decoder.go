@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -17,7 +18,7 @@ import (
 //
 // Every method appends to out and returns the extended slice. On error it
 // returns out unchanged (same length) and an error wrapping ErrWrongType or
-// ErrCorrupt. Sizes read from the record are checked against the bytes left
+// corrupt.ErrCorrupt. Sizes read from the record are checked against the bytes left
 // before anything is allocated, so hostile input cannot cause allocations
 // larger than a small multiple of its own size.
 type Decoder struct {
@@ -79,7 +80,7 @@ func (d *Decoder) labels(db *decbuf, n int) (labels.Labels, error) {
 		name := aliasString(db.rec[ns:ne])
 		if i > 0 && name <= prevName {
 			return labels.Labels{}, fmt.Errorf("%w: series record, byte %d: label name %q does not sort after %q",
-				ErrCorrupt, ns, name, prevName)
+				corrupt.ErrCorrupt, ns, name, prevName)
 		}
 		prevName = name
 		d.builder.Add(name, aliasString(db.rec[vs:ve]))
@@ -121,7 +122,7 @@ func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
 		return out, nil
 	}
 	if len(rec) < 1+16 {
-		return out, fmt.Errorf("%w: samples record, byte 1: truncated base (%d bytes)", ErrCorrupt, len(rec)-1)
+		return out, fmt.Errorf("%w: samples record, byte 1: truncated base (%d bytes)", corrupt.ErrCorrupt, len(rec)-1)
 	}
 	baseRef := binary.BigEndian.Uint64(rec[1:])
 	baseT := int64(binary.BigEndian.Uint64(rec[9:]))
@@ -156,7 +157,7 @@ func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
 
 // samplesV1Error reports a problem at the start of rest, a suffix of rec.
 func samplesV1Error(rec, rest []byte, sample int, what string) error {
-	return fmt.Errorf("sample %d: %w: samples record, byte %d: %s", sample, ErrCorrupt, len(rec)-len(rest), what)
+	return fmt.Errorf("sample %d: %w: samples record, byte %d: %s", sample, corrupt.ErrCorrupt, len(rec)-len(rest), what)
 }
 
 // Start-timestamp markers of SamplesV2 records.
