@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/encoding"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -106,20 +107,15 @@ func decode(b []byte, file string) (*MemTombstones, error) {
 		iv  Interval
 	}
 	entries := make([]entry, 0, len(body)/minEntry)
-	for off := 0; off < len(body); {
-		ref, n1 := binary.Uvarint(body[off:])
-		if n1 <= 0 {
-			return nil, damaged(headerLen+off, errors.New("bad series reference"))
+	d := encoding.NewDecbufAt(body, file, headerLen)
+	for n := 0; d.Len() > 0; n++ {
+		ref := d.Uvarint()
+		mint := d.Varint()
+		maxt := d.Varint()
+		if d.Err() != nil {
+			// A *corrupt.Error at the field that failed.
+			return nil, fmt.Errorf("tombstones: entry %d: %w", n, d.Err())
 		}
-		mint, n2 := binary.Varint(body[off+n1:])
-		if n2 <= 0 {
-			return nil, damaged(headerLen+off, errors.New("bad mint"))
-		}
-		maxt, n3 := binary.Varint(body[off+n1+n2:])
-		if n3 <= 0 {
-			return nil, damaged(headerLen+off, errors.New("bad maxt"))
-		}
-		off += n1 + n2 + n3
 		if mint <= maxt {
 			entries = append(entries, entry{ref, Interval{mint, maxt}})
 		}
