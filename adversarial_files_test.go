@@ -18,6 +18,7 @@ import (
 
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -185,7 +186,7 @@ func TestAdversarialBlockFiles(t *testing.T) {
 				// Damage found only when read: the error names the block and
 				// says what is wrong; the rest of the DB still serves.
 				require.Contains(t, err.Error(), filepath.Base(b0))
-				require.True(t, errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunks.ErrInvalidRef) || errors.Is(err, ErrCorrupt),
+				require.True(t, errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunkseg.ErrInvalidRef) || errors.Is(err, ErrCorrupt),
 					"untyped corruption error: %v", err)
 				q, err := db.Querier(base.blocks[0].MaxTime, math.MaxInt64)
 				require.NoError(t, err)

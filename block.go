@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -255,7 +256,7 @@ type Block struct {
 	meta   BlockMeta
 	fs     vfs.FS
 	index  *index.Reader
-	chunks *chunks.SegmentReader
+	chunks *chunkseg.SegmentReader
 	size   int64 // bytes on disk of index and chunks
 
 	mu      sync.Mutex // protects the fields below
@@ -287,7 +288,7 @@ func (b *Block) openFiles() error {
 	if b.index, err = index.NewFileReader(b.fs, filepath.Join(b.dir, indexFilename)); err != nil {
 		return err
 	}
-	if b.chunks, err = chunks.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
+	if b.chunks, err = chunkseg.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
 		return err
 	}
 	b.tombs, b.tsize, err = tombstones.ReadFile(b.fs, b.dir)
@@ -478,7 +479,7 @@ func (b *Block) readError(err error) error {
 // reference that points nowhere. I/O errors, closed readers and ended
 // contexts are not damage.
 func isCorruption(err error) bool {
-	return errors.Is(err, ErrCorrupt) || errors.Is(err, chunks.ErrInvalidRef) ||
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, chunkseg.ErrInvalidRef) ||
 		errors.Is(err, index.ErrNotFound)
 }
 

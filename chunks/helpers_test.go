@@ -3,10 +3,9 @@ package chunks
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"math"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/chunktest"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
@@ -47,50 +46,29 @@ func requireCorrupt(t testing.TB, err error) {
 
 // testSample is a sample with its value as raw bits, so that comparisons
 // see NaN payloads and signed zeros.
-type testSample struct {
-	t int64
-	v uint64
-}
+type testSample = chunktest.Sample
 
-func (s testSample) String() string {
-	return fmt.Sprintf("(%d, %#x=%g)", s.t, s.v, math.Float64frombits(s.v))
-}
+// Generators shared with internal/chunkseg's tests.
+var (
+	genScrape       = chunktest.GenScrape
+	counterValues   = chunktest.CounterValues
+	gaugeValues     = chunktest.GaugeValues
+	constValues     = chunktest.ConstValues
+	specialValues   = chunktest.SpecialValues
+	randomBits      = chunktest.RandomBits
+	genJumps        = chunktest.GenJumps
+	requireSamples  = chunktest.RequireSamples
+	collect         = chunktest.Collect
+	samplesFromFuzz = chunktest.SamplesFromBytes
+)
 
-func appendAll(app Appender, ss []testSample) {
-	for _, s := range ss {
-		app.Append(s.t, math.Float64frombits(s.v))
-	}
-}
+const staleNaN = chunktest.StaleNaN
+
+func appendAll(app Appender, ss []testSample) { chunktest.AppendAll(app, ss) }
 
 func encode(t testing.TB, ss []testSample) *XORChunk {
 	t.Helper()
 	c := NewXORChunk()
 	appendAll(mustAppender(t, c), ss)
 	return c
-}
-
-// collect drains it, failing the test on an iteration error.
-func collect(t testing.TB, it Iterator) []testSample {
-	t.Helper()
-	var out []testSample
-	for it.Next() {
-		ts, v := it.At()
-		out = append(out, testSample{ts, math.Float64bits(v)})
-	}
-	if err := it.Err(); err != nil {
-		t.Fatalf("iteration error after %d samples: %v", len(out), err)
-	}
-	return out
-}
-
-func requireSamples(t testing.TB, want, got []testSample) {
-	t.Helper()
-	if len(want) != len(got) {
-		t.Fatalf("got %d samples, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if want[i] != got[i] {
-			t.Fatalf("sample %d: got %v, want %v", i, got[i], want[i])
-		}
-	}
 }

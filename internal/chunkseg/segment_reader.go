@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/binary"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -95,10 +96,10 @@ func checkSegmentHeader(name string, b []byte) error {
 // matches; a failure yields a *corrupt.Error naming the file and the
 // chunk's offset. A reference naming no file or pointing into a file's
 // header yields an error wrapping ErrInvalidRef. A record with an encoding
-// this package cannot decode yields an error wrapping ErrUnknownEncoding
-// (not ErrCorrupt: it may come from a newer writer) that names the file and
+// this package cannot decode yields an error wrapping chunks.ErrUnknownEncoding
+// (not corrupt.ErrCorrupt: it may come from a newer writer) that names the file and
 // offset. The samples themselves are checked only as they are iterated.
-func (r *SegmentReader) Chunk(ref uint64) (Chunk, error) {
+func (r *SegmentReader) Chunk(ref uint64) (chunks.Chunk, error) {
 	if r.closed {
 		return nil, fmt.Errorf("chunks: read chunk %#x: %w", ref, ErrClosed)
 	}
@@ -125,18 +126,18 @@ func (r *SegmentReader) Chunk(ref uint64) (Chunk, error) {
 		return nil, corruptf(s.name, start, "chunk of %d data bytes runs past the end of the %d-byte file", dataLen, len(b))
 	}
 	rec := rest[k : k+recordOverhead+int(dataLen)] // encoding, data, crc
-	enc, data := Encoding(rec[0]), rec[1:1+dataLen]
+	enc, data := chunks.Encoding(rec[0]), rec[1:1+dataLen]
 	if want, got := binary.BigEndian.Uint32(rec[1+dataLen:]), chunkCRC(enc, data); want != got {
 		return nil, corruptf(s.name, start, "chunk checksum %#08x, stored %#08x", got, want)
 	}
 
 	// Full slice expression: the chunk must not see (or append over) the
 	// CRC and the records after it.
-	c, err := FromData(enc, data[:len(data):len(data)])
+	c, err := chunks.FromData(enc, data[:len(data):len(data)])
 	switch {
 	case err == nil:
 		return c, nil
-	case errors.Is(err, ErrUnknownEncoding):
+	case errors.Is(err, chunks.ErrUnknownEncoding):
 		return nil, fmt.Errorf("chunks: chunk at offset %d of segment file %s: %w", start, s.name, err)
 	default:
 		return nil, corrupt.At(s.name, start, err)

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ var (
 	ErrInvalidOption = errors.New("chunks: invalid option")
 
 	// ErrNoChunk is wrapped by the error SegmentWriter.WriteChunks returns
-	// for a Meta whose Chunk is nil.
+	// for a chunks.Meta whose Chunk is nil.
 	ErrNoChunk = errors.New("chunks: meta has no chunk")
 )
 
