@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
 // Errors returned by Appender.Append for a sample that is rejected. A
@@ -53,6 +54,11 @@ var (
 	// opens such a WAL anyway when the missing part precedes the first
 	// segment present.
 	ErrWALIncomplete = errors.New("tsdb: write-ahead log is incomplete")
+	// ErrUnsupportedCompression: Open or OpenReadOnly found WAL records
+	// compressed in a way isotsdb cannot decode (zstd, which Prometheus can
+	// write). The records are valid data, not damage: the WAL is neither
+	// repaired nor read past them.
+	ErrUnsupportedCompression = wlog.ErrUnsupportedCompression
 )
 
 // Errors of opening a directory read-only and of the requests a DB refuses
