@@ -31,8 +31,19 @@
 //   - delete.go, clean_tombstones.go, snapshot.go: DB.Delete,
 //     DB.CleanTombstones, DB.Snapshot.
 //
-// Subpackages hold the storage layers: labels, chunks (sample encoding and
-// chunk files), vfs (the filesystem interface all I/O goes through), and
-// under internal/ the index (postings and the block index), the WAL
-// (wlog), its records (record) and tombstones.
+// Subpackages hold the storage layers. Public: labels (label sets,
+// matchers, selectors), chunks (the sample encodings and chunks.Meta), vfs
+// (the filesystem interface all I/O goes through), check (the offline
+// consistency checker, and the one way cmd/tsdb reads the formats) and web
+// (the HTTP handler). Under internal/: index (postings and the block
+// index), chunkseg (the chunk segment files of a block), wlog (the WAL's
+// segments) and record (its records), tombstones (deletion intervals and
+// their file), encoding (Decbuf, the one decoder those formats share),
+// corrupt (the one corruption error), metricnames (the metrics' names) and
+// chunktest (test sample generators).
+//
+// Errors: the exported sentinels are in errors.go. Every error that reports
+// damaged data on disk, whatever the file, satisfies errors.Is(err,
+// ErrCorrupt), and errors.As(err, new(*CorruptionError)) gives the file and
+// offset of the damage; a damaged block's errors also wrap ErrCorruptBlock.
 package tsdb
