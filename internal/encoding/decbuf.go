@@ -26,34 +26,46 @@ var (
 
 // Decbuf reads the fields of a byte slice front to back. The first failed
 // read records a *corrupt.Error at the offset of the failing field (from
-// the start of the slice, plus the base given to NewDecbufAt) and empties
-// the buffer: every later read returns a zero value and Err keeps the
-// first error, so a sequence of reads can be checked once at the end.
+// the start of the slice; ErrIn places it in a file) and empties the
+// buffer: every later read returns a zero value and Err keeps the first
+// error, so a sequence of reads can be checked once at the end.
 // Reads never go outside the slice, never panic and never allocate, except
 // for the error itself. The zero Decbuf is empty.
 //
 // A Decbuf is a small value: copy it to remember a position. It is not
 // safe for concurrent use.
+//
+// It holds no file name or base offset, which would make every Decbuf
+// larger on hot paths; the caller that knows them adds them with ErrIn.
 type Decbuf struct {
-	b    []byte // the unread bytes
-	n    int    // length of the whole slice: n-len(b) is the offset
-	file string // for errors; "" if not known
-	base int64  // offset of the slice in file, for errors
-	err  error
+	b   []byte // the unread bytes
+	n   int    // length of the whole slice: n-len(b) is the offset
+	err *corrupt.Error
 }
 
-// NewDecbuf returns a Decbuf reading b. Its errors name no file and count
-// offsets from the start of b.
+// NewDecbuf returns a Decbuf reading b.
 func NewDecbuf(b []byte) Decbuf { return Decbuf{b: b, n: len(b)} }
 
-// NewDecbufAt returns a Decbuf reading b, which starts at offset base of
-// file: its errors name file and count offsets in it.
-func NewDecbufAt(b []byte, file string, base int64) Decbuf {
-	return Decbuf{b: b, n: len(b), file: file, base: base}
+// Err returns the first error, a *corrupt.Error naming no file with its
+// offset from the start of the slice, or nil.
+func (d *Decbuf) Err() error {
+	if d.err == nil {
+		return nil
+	}
+	return d.err
 }
 
-// Err returns the first error, a *corrupt.Error, or nil.
-func (d *Decbuf) Err() error { return d.err }
+// ErrIn returns the first error as Err does, but placed in file: the
+// slice starts at offset base of file. It returns nil if there is none.
+func (d *Decbuf) ErrIn(file string, base int64) error {
+	if d.err == nil {
+		return nil
+	}
+	return corrupt.At(file, base+d.err.Offset, d.err.Err)
+}
+
+// Failed reports whether a read has failed.
+func (d *Decbuf) Failed() bool { return d.err != nil }
 
 // Len returns the number of unread bytes.
 func (d *Decbuf) Len() int { return len(d.b) }
@@ -75,7 +87,7 @@ func (d *Decbuf) Failf(format string, args ...any) {
 // off of the slice caused by err, and empties the buffer.
 func (d *Decbuf) FailAt(off int, err error) {
 	if d.err == nil {
-		d.err = corrupt.At(d.file, d.base+int64(off), err)
+		d.err = corrupt.At("", int64(off), err)
 	}
 	d.b = d.b[len(d.b):]
 }
@@ -100,9 +112,7 @@ func (d *Decbuf) Skip(n int) {
 // Byte reads one byte.
 func (d *Decbuf) Byte() byte {
 	if len(d.b) < 1 {
-		if d.err == nil {
-			d.fail("byte", ErrShort)
-		}
+		d.failShort("byte")
 		return 0
 	}
 	c := d.b[0]
@@ -113,9 +123,7 @@ func (d *Decbuf) Byte() byte {
 // Be32 reads a big-endian uint32.
 func (d *Decbuf) Be32() uint32 {
 	if len(d.b) < 4 {
-		if d.err == nil {
-			d.fail("32-bit field", ErrShort)
-		}
+		d.failShort("32-bit field")
 		return 0
 	}
 	v := binary.BigEndian.Uint32(d.b)
@@ -126,9 +134,7 @@ func (d *Decbuf) Be32() uint32 {
 // Be64 reads a big-endian uint64.
 func (d *Decbuf) Be64() uint64 {
 	if len(d.b) < 8 {
-		if d.err == nil {
-			d.fail("64-bit field", ErrShort)
-		}
+		d.failShort("64-bit field")
 		return 0
 	}
 	v := binary.BigEndian.Uint64(d.b)
@@ -152,7 +158,7 @@ func (d *Decbuf) Uvarint32() uint32 {
 	off := d.Offset()
 	v := d.Uvarint()
 	if v > math.MaxUint32 {
-		d.FailAt(off, fmt.Errorf("uvarint %d: %w", v, ErrOverflow))
+		d.failOverflow(off, v)
 		return 0
 	}
 	return uint32(v)
@@ -191,10 +197,32 @@ func (d *Decbuf) UvarintBytes() []byte {
 		return nil
 	}
 	if l > uint64(len(d.b)) {
-		d.FailAt(off, fmt.Errorf("length %d exceeds the %d bytes left: %w", l, len(d.b), ErrShort))
+		d.failLength(off, l)
 		return nil
 	}
 	v := d.b[:l:l]
 	d.b = d.b[l:]
 	return v
+}
+
+// The failure paths below are kept out of line so that the reads that call
+// them stay small.
+
+//go:noinline
+func (d *Decbuf) failOverflow(off int, v uint64) {
+	d.FailAt(off, fmt.Errorf("uvarint %d: %w", v, ErrOverflow))
+}
+
+//go:noinline
+func (d *Decbuf) failLength(off int, l uint64) {
+	d.FailAt(off, fmt.Errorf("length %d exceeds the %d bytes left: %w", l, len(d.b), ErrShort))
+}
+
+// failShort records that the fixed-size field what runs past the end.
+//
+//go:noinline
+func (d *Decbuf) failShort(what string) {
+	if d.err == nil {
+		d.fail(what, ErrShort)
+	}
 }

@@ -82,7 +82,7 @@ func TestDecbuf(t *testing.T) {
 				file string
 				base int64
 			}{{"", 0}, {"dir/f", 100}} {
-				d := NewDecbufAt(tc.in, at.file, at.base)
+				d := NewDecbuf(tc.in)
 				got, b := opNamed(t, tc.op).read(&d)
 				if tc.cause == nil {
 					require.NoError(t, d.Err())
@@ -92,7 +92,11 @@ func TestDecbuf(t *testing.T) {
 					require.Equal(t, len(tc.in)-tc.left, d.Offset())
 					continue
 				}
+				require.True(t, d.Failed())
 				err := d.Err()
+				if at.file != "" {
+					err = d.ErrIn(at.file, at.base)
+				}
 				require.ErrorIs(t, err, tc.cause)
 				require.ErrorIs(t, err, corrupt.ErrCorrupt)
 				var ce *corrupt.Error
@@ -128,10 +132,12 @@ func TestDecbufSticky(t *testing.T) {
 }
 
 func TestDecbufFail(t *testing.T) {
-	d := NewDecbufAt([]byte{1, 2, 3}, "f", 10)
+	d := NewDecbuf([]byte{1, 2, 3})
+	require.NoError(t, d.ErrIn("f", 10))
 	d.Byte()
 	d.Failf("bad marker %d", 2)
-	require.EqualError(t, d.Err(), "corrupt data in f at offset 11: bad marker 2")
+	require.EqualError(t, d.Err(), "corrupt data at offset 1: bad marker 2")
+	require.EqualError(t, d.ErrIn("f", 10), "corrupt data in f at offset 11: bad marker 2")
 	require.Zero(t, d.Len())
 
 	cause := errors.New("unknown marker")
@@ -161,22 +167,23 @@ func FuzzDecbuf(f *testing.F) {
 	f.Add([]byte{0x80, 0x80}, []byte{6, 6, 0, 1})
 	f.Add([]byte{3, 'a', 'b', 'c', 0xff}, []byte{6, 5, 4})
 	f.Fuzz(func(t *testing.T, in, script []byte) {
-		d := NewDecbufAt(in, "f", 7)
+		d := NewDecbuf(in)
 		var first error
 		prev := 0
 		for _, s := range script {
 			got, b := ops[int(s)%len(ops)].read(&d)
 			if first != nil {
-				if d.Err() != first || got != 0 || b != nil || d.Len() != 0 {
+				if d.Err() != first || got != 0 || b != nil || d.Len() != 0 || !d.Failed() {
 					t.Fatalf("read after error %v: got %d, %q, len %d, err %v", first, got, b, d.Len(), d.Err())
 				}
 				continue
 			}
 			if err := d.Err(); err != nil {
 				var ce *corrupt.Error
-				if !errors.As(err, &ce) || !errors.Is(err, corrupt.ErrCorrupt) || ce.File != "f" ||
+				placed := d.ErrIn("f", 7)
+				if !errors.As(placed, &ce) || !errors.Is(placed, corrupt.ErrCorrupt) || ce.File != "f" ||
 					ce.Offset < 7 || ce.Offset > 7+int64(len(in)) {
-					t.Fatalf("bad error %#v", err)
+					t.Fatalf("bad error %#v", placed)
 				}
 				first = err
 				continue

@@ -198,14 +198,17 @@ func (r *Reader) readSymbols() error {
 
 // postingsEntryAt decodes the postings offset table entry at off.
 func (r *Reader) postingsEntryAt(off int) (name, value []byte, postingsOff uint64, next int, err error) {
-	d := encoding.NewDecbufAt(r.postingsTable[off:], r.file, r.postingsBase+int64(off))
-	if k := d.Uvarint(); k != 2 && d.Err() == nil {
+	d := encoding.NewDecbuf(r.postingsTable[off:])
+	if k := d.Uvarint(); k != 2 && !d.Failed() {
 		return nil, nil, 0, 0, fmt.Errorf("entry with %d keys", k)
 	}
 	name = d.UvarintBytes()
 	value = d.UvarintBytes()
 	postingsOff = d.Uvarint()
-	return name, value, postingsOff, off + d.Offset(), d.Err()
+	if d.Failed() {
+		return nil, nil, 0, 0, d.ErrIn(r.file, r.postingsBase+int64(off))
+	}
+	return name, value, postingsOff, off + d.Offset(), nil
 }
 
 func (r *Reader) readPostingsTable() error {
@@ -301,7 +304,7 @@ func (r *Reader) Close() error {
 
 // Symbols returns an iterator over the symbol table, in order.
 func (r *Reader) Symbols() StringIter {
-	return &symbolIter{d: r.symbols.decbuf(0), left: r.symbols.count}
+	return &symbolIter{d: r.symbols.decbuf(0), file: r.symbols.file, base: r.symbols.base, left: r.symbols.count}
 }
 
 // NumSymbols returns the number of symbols in the symbol table.
@@ -510,13 +513,13 @@ func (r *Reader) Series(ref uint64, builder *labels.ScratchBuilder, chks *[]Chun
 		return fmt.Errorf("%w: series %d in %s", ErrNotFound, ref, r.fileName())
 	}
 	off := ref * seriesAlign
-	d := encoding.NewDecbufAt(r.b[off:r.seriesEnd], r.file, int64(off))
+	d := encoding.NewDecbuf(r.b[off:r.seriesEnd])
 	size := d.Uvarint()
-	if d.Err() == nil && (size > uint64(d.Len()) || uint64(d.Len())-size < 4) {
+	if !d.Failed() && (size > uint64(d.Len()) || uint64(d.Len())-size < 4) {
 		d.Failf("entry of %d bytes and its CRC run past the series section: %w", size, encoding.ErrShort)
 	}
-	if d.Err() != nil {
-		return r.corruptIn(int64(off), "series", d.Err())
+	if d.Failed() {
+		return r.corruptIn(int64(off), "series", d.ErrIn(r.file, int64(off)))
 	}
 	bodyOff := int64(off) + int64(d.Offset())
 	b := d.Bytes()
@@ -534,7 +537,7 @@ func (r *Reader) Series(ref uint64, builder *labels.ScratchBuilder, chks *[]Chun
 // offset base of the file.
 func (r *Reader) decodeSeries(b []byte, base int64, builder *labels.ScratchBuilder, chks *[]ChunkMeta) error {
 	builder.Reset()
-	d := encoding.NewDecbufAt(b, r.file, base)
+	d := encoding.NewDecbuf(b)
 	k := d.Uvarint()
 	if k > uint64(d.Len())/2 {
 		return fmt.Errorf("%d labels in %d bytes", k, len(b))
@@ -542,8 +545,8 @@ func (r *Reader) decodeSeries(b []byte, base int64, builder *labels.ScratchBuild
 	var prevName string
 	for i := range k {
 		ni, vi := d.Uvarint32(), d.Uvarint32()
-		if d.Err() != nil {
-			return d.Err()
+		if d.Failed() {
+			return d.ErrIn(r.file, base)
 		}
 		name, ok := r.nameSyms[ni]
 		if !ok {
@@ -564,12 +567,12 @@ func (r *Reader) decodeSeries(b []byte, base int64, builder *labels.ScratchBuild
 		builder.Add(name, yoloString(vb))
 	}
 	if chks == nil {
-		return d.Err()
+		return d.ErrIn(r.file, base)
 	}
 	*chks = (*chks)[:0]
 	k = d.Uvarint()
-	if d.Err() != nil {
-		return d.Err()
+	if d.Failed() {
+		return d.ErrIn(r.file, base)
 	}
 	// A chunk takes at least 3 bytes, which bounds the allocation.
 	if k > uint64(d.Len())/3 {
@@ -592,9 +595,9 @@ func (r *Reader) decodeSeries(b []byte, base int64, builder *labels.ScratchBuild
 		ref += uint64(d.Varint())
 		*chks = append(*chks, ChunkMeta{Ref: ref, MinTime: mint, MaxTime: maxt})
 	}
-	if d.Err() != nil {
+	if d.Failed() {
 		*chks = (*chks)[:0]
-		return d.Err()
+		return d.ErrIn(r.file, base)
 	}
 	if d.Len() != 0 {
 		return fmt.Errorf("%d bytes after the chunks", d.Len())

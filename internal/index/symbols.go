@@ -38,8 +38,8 @@ func newSymbolTable(b []byte, file string, base int64, count uint32) (symbolTabl
 			t.samples = append(t.samples, uint32(d.Offset()))
 		}
 		s := d.UvarintBytes()
-		if d.Err() != nil {
-			return symbolTable{}, fmt.Errorf("symbol %d: %w", i, d.Err())
+		if d.Failed() {
+			return symbolTable{}, fmt.Errorf("symbol %d: %w", i, d.ErrIn(t.file, t.base))
 		}
 		if i > 0 && bytes.Compare(prev, s) >= 0 {
 			return symbolTable{}, fmt.Errorf("symbol %d out of order", i)
@@ -54,7 +54,7 @@ func newSymbolTable(b []byte, file string, base int64, count uint32) (symbolTabl
 
 // decbuf returns a Decbuf reading the table from offset off of b.
 func (t *symbolTable) decbuf(off uint32) encoding.Decbuf {
-	return encoding.NewDecbufAt(t.b[off:], t.file, t.base+int64(off))
+	return encoding.NewDecbuf(t.b[off:])
 }
 
 // lookup returns symbol i, aliasing the table's memory.
@@ -67,7 +67,7 @@ func (t *symbolTable) lookup(i uint32) ([]byte, bool) {
 		d.UvarintBytes()
 	}
 	s := d.UvarintBytes()
-	return s, d.Err() == nil
+	return s, !d.Failed()
 }
 
 // reverseLookup returns the index of symbol s.
@@ -90,7 +90,7 @@ func (t *symbolTable) reverseLookup(s []byte) (uint32, bool) {
 	d := t.decbuf(t.samples[lo-1])
 	for ; i < t.count; i++ {
 		c := bytes.Compare(d.UvarintBytes(), s)
-		if d.Err() != nil || c > 0 {
+		if d.Failed() || c > 0 {
 			return 0, false
 		}
 		if c == 0 {
@@ -113,6 +113,8 @@ type StringIter interface {
 // symbolIter iterates over a checked symbol table, copying each symbol.
 type symbolIter struct {
 	d    encoding.Decbuf
+	file string // the index file and the offset of the table in it,
+	base int64  // for errors
 	left uint32
 	cur  string
 }
@@ -123,8 +125,8 @@ func (it *symbolIter) Next() bool {
 	}
 	it.left--
 	it.cur = string(it.d.UvarintBytes())
-	return it.d.Err() == nil
+	return !it.d.Failed()
 }
 
 func (it *symbolIter) At() string { return it.cur }
-func (it *symbolIter) Err() error { return it.d.Err() }
+func (it *symbolIter) Err() error { return it.d.ErrIn(it.file, it.base) }

@@ -51,10 +51,10 @@ func (d *Decoder) Series(rec []byte, out []RefSeries) ([]RefSeries, error) {
 		ref := db.Be64()
 		n := db.Uvarint()
 		// Each label needs at least two bytes (two zero lengths).
-		if db.Err() == nil && n > uint64(db.Len()/2) {
+		if !db.Failed() && n > uint64(db.Len()/2) {
 			db.Failf("label count %d exceeds what the %d bytes left can hold", n, db.Len())
 		}
-		if db.Err() != nil {
+		if db.Failed() {
 			return out[:orig], fmt.Errorf("series record: series %d: %w", len(out)-orig, db.Err())
 		}
 		ls, err := d.labels(&db, int(n))
@@ -78,7 +78,7 @@ func (d *Decoder) labels(db *encoding.Decbuf, n int) (labels.Labels, error) {
 		off := db.Offset()
 		nb := db.UvarintBytes()
 		vb := db.UvarintBytes()
-		if db.Err() != nil {
+		if db.Failed() {
 			return labels.Labels{}, db.Err()
 		}
 		name := aliasString(nb)
@@ -175,7 +175,9 @@ func varintProblem(n int) error {
 // newDecbuf returns a Decbuf over the fields of rec, after its type byte;
 // its offsets count from the start of rec.
 func newDecbuf(rec []byte) encoding.Decbuf {
-	return encoding.NewDecbufAt(rec[1:], "", 1)
+	d := encoding.NewDecbuf(rec)
+	d.Skip(1)
+	return d
 }
 
 // Start-timestamp markers of SamplesV2 records.
@@ -222,7 +224,7 @@ func samplesV2(rec []byte, out []RefSample) ([]RefSample, error) {
 			}
 		}
 		v := db.Be64()
-		if db.Err() != nil {
+		if db.Failed() {
 			return out[:orig], fmt.Errorf("samples record: sample %d: %w", i, db.Err())
 		}
 		prevRef = ref
@@ -253,7 +255,7 @@ func (d *Decoder) Tombstones(rec []byte, out []Stone) ([]Stone, error) {
 		ref := db.Be64()
 		mint := db.Varint()
 		maxt := db.Varint()
-		if db.Err() != nil {
+		if db.Failed() {
 			return out[:orig], fmt.Errorf("tombstones record: tombstone %d: %w", len(out)-orig, db.Err())
 		}
 		k := len(ivs)

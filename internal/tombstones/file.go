@@ -107,14 +107,14 @@ func decode(b []byte, file string) (*MemTombstones, error) {
 		iv  Interval
 	}
 	entries := make([]entry, 0, len(body)/minEntry)
-	d := encoding.NewDecbufAt(body, file, headerLen)
+	d := encoding.NewDecbuf(body)
 	for n := 0; d.Len() > 0; n++ {
 		ref := d.Uvarint()
 		mint := d.Varint()
 		maxt := d.Varint()
-		if d.Err() != nil {
+		if d.Failed() {
 			// A *corrupt.Error at the field that failed.
-			return nil, fmt.Errorf("tombstones: entry %d: %w", n, d.Err())
+			return nil, fmt.Errorf("tombstones: entry %d: %w", n, d.ErrIn(file, headerLen))
 		}
 		if mint <= maxt {
 			entries = append(entries, entry{ref, Interval{mint, maxt}})
