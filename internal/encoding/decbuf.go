@@ -37,14 +37,17 @@ var (
 //
 // It holds no file name or base offset, which would make every Decbuf
 // larger on hot paths; the caller that knows them adds them with ErrIn.
+//
+// It advances an offset rather than reslicing, so that a read stores no
+// pointer (and needs no write barrier) in a Decbuf of the caller's.
 type Decbuf struct {
-	b   []byte // the unread bytes
-	n   int    // length of the whole slice: n-len(b) is the offset
+	b   []byte // the whole slice
+	off int    // offset of the next unread byte; len(b) after a failure
 	err *corrupt.Error
 }
 
 // NewDecbuf returns a Decbuf reading b.
-func NewDecbuf(b []byte) Decbuf { return Decbuf{b: b, n: len(b)} }
+func NewDecbuf(b []byte) Decbuf { return Decbuf{b: b} }
 
 // Err returns the first error, a *corrupt.Error naming no file with its
 // offset from the start of the slice, or nil.
@@ -68,14 +71,14 @@ func (d *Decbuf) ErrIn(file string, base int64) error {
 func (d *Decbuf) Failed() bool { return d.err != nil }
 
 // Len returns the number of unread bytes.
-func (d *Decbuf) Len() int { return len(d.b) }
+func (d *Decbuf) Len() int { return len(d.b) - d.off }
 
 // Offset returns the offset of the next unread byte from the start of the
 // slice (the slice's length after a failure).
-func (d *Decbuf) Offset() int { return d.n - len(d.b) }
+func (d *Decbuf) Offset() int { return d.off }
 
 // Bytes returns the unread bytes, aliasing the slice.
-func (d *Decbuf) Bytes() []byte { return d.b }
+func (d *Decbuf) Bytes() []byte { return d.b[d.off:] }
 
 // Failf records, unless an error is recorded already, a failure at the
 // current offset with a formatted cause, and empties the buffer.
@@ -89,7 +92,7 @@ func (d *Decbuf) FailAt(off int, err error) {
 	if d.err == nil {
 		d.err = corrupt.At("", int64(off), err)
 	}
-	d.b = d.b[len(d.b):]
+	d.off = len(d.b)
 }
 
 // fail records a failure of a read of what at the current offset.
@@ -102,54 +105,54 @@ func (d *Decbuf) Skip(n int) {
 	if d.err != nil {
 		return
 	}
-	if n < 0 || n > len(d.b) {
+	if n < 0 || n > d.Len() {
 		d.fail(fmt.Sprintf("skip %d bytes", n), ErrShort)
 		return
 	}
-	d.b = d.b[n:]
+	d.off += n
 }
 
 // Byte reads one byte.
 func (d *Decbuf) Byte() byte {
-	if len(d.b) < 1 {
+	if d.off >= len(d.b) {
 		d.failShort("byte")
 		return 0
 	}
-	c := d.b[0]
-	d.b = d.b[1:]
+	c := d.b[d.off]
+	d.off++
 	return c
 }
 
 // Be32 reads a big-endian uint32.
 func (d *Decbuf) Be32() uint32 {
-	if len(d.b) < 4 {
+	if d.Len() < 4 {
 		d.failShort("32-bit field")
 		return 0
 	}
-	v := binary.BigEndian.Uint32(d.b)
-	d.b = d.b[4:]
+	v := binary.BigEndian.Uint32(d.b[d.off:])
+	d.off += 4
 	return v
 }
 
 // Be64 reads a big-endian uint64.
 func (d *Decbuf) Be64() uint64 {
-	if len(d.b) < 8 {
+	if d.Len() < 8 {
 		d.failShort("64-bit field")
 		return 0
 	}
-	v := binary.BigEndian.Uint64(d.b)
-	d.b = d.b[8:]
+	v := binary.BigEndian.Uint64(d.b[d.off:])
+	d.off += 8
 	return v
 }
 
 // Uvarint reads an unsigned varint.
 func (d *Decbuf) Uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+	v, n := binary.Uvarint(d.b[d.off:])
 	if n <= 0 {
 		d.varintFailed(n)
 		return 0
 	}
-	d.b = d.b[n:]
+	d.off += n
 	return v
 }
 
@@ -166,12 +169,12 @@ func (d *Decbuf) Uvarint32() uint32 {
 
 // Varint reads a signed (zig-zag) varint.
 func (d *Decbuf) Varint() int64 {
-	v, n := binary.Varint(d.b)
+	v, n := binary.Varint(d.b[d.off:])
 	if n <= 0 {
 		d.varintFailed(n)
 		return 0
 	}
-	d.b = d.b[n:]
+	d.off += n
 	return v
 }
 
@@ -196,12 +199,13 @@ func (d *Decbuf) UvarintBytes() []byte {
 	if d.err != nil {
 		return nil
 	}
-	if l > uint64(len(d.b)) {
+	if l > uint64(d.Len()) {
 		d.failLength(off, l)
 		return nil
 	}
-	v := d.b[:l:l]
-	d.b = d.b[l:]
+	end := d.off + int(l)
+	v := d.b[d.off:end:end]
+	d.off = end
 	return v
 }
 
@@ -215,7 +219,7 @@ func (d *Decbuf) failOverflow(off int, v uint64) {
 
 //go:noinline
 func (d *Decbuf) failLength(off int, l uint64) {
-	d.FailAt(off, fmt.Errorf("length %d exceeds the %d bytes left: %w", l, len(d.b), ErrShort))
+	d.FailAt(off, fmt.Errorf("length %d exceeds the %d bytes left: %w", l, d.Len(), ErrShort))
 }
 
 // failShort records that the fixed-size field what runs past the end.
