@@ -18,7 +18,7 @@ import (
 
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -186,7 +186,7 @@ func TestAdversarialBlockFiles(t *testing.T) {
 				// Damage found only when read: the error names the block and
 				// says what is wrong; the rest of the DB still serves.
 				require.Contains(t, err.Error(), filepath.Base(b0))
-				require.True(t, errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunks.ErrInvalidRef) || errors.Is(err, index.ErrCorrupt),
+				require.True(t, errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunkseg.ErrInvalidRef) || errors.Is(err, ErrCorrupt),
 					"untyped corruption error: %v", err)
 				q, err := db.Querier(base.blocks[0].MaxTime, math.MaxInt64)
 				require.NoError(t, err)
@@ -296,7 +296,7 @@ func TestAdversarialWALFiles(t *testing.T) {
 				// Refusing to open is acceptable only with a clear error for a
 				// damage that cannot be repaired without losing data silently.
 				t.Logf("Open refused: %v", err)
-				require.True(t, errors.Is(err, wlog.ErrCorrupt) || errors.Is(err, wlog.ErrNotSequential) || errors.Is(err, ErrWALIncomplete) || errors.Is(err, syscall.ENOTDIR),
+				require.True(t, errors.Is(err, ErrCorrupt) || errors.Is(err, wlog.ErrNotSequential) || errors.Is(err, ErrWALIncomplete) || errors.Is(err, syscall.ENOTDIR),
 					"Open's refusal carries no typed error: %v", err)
 				return
 			}

@@ -16,6 +16,8 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -34,30 +36,27 @@ const (
 	tmpPrefix = ".tmp-"
 )
 
-// ErrCorruptBlock is wrapped by the errors of blocks whose contents are
-// damaged (a file missing or of the wrong kind, unparsable meta.json, bad
-// magic, checksum or format) so that they fail to open or verify, and by
-// the errors of reading an open block's data (a query, a compaction) that
-// find the data damaged; the error names the block directory. Open skips
-// such a block. A block that cannot be opened because the filesystem
-// failed (an I/O error reading or mapping one of its files) is not
-// corrupt: that error does not wrap ErrCorruptBlock, and Open fails with
-// it.
-var ErrCorruptBlock = errors.New("tsdb: corrupt block")
-
 // corruptBlockError is the error of a block whose contents are damaged. It
-// wraps ErrCorruptBlock and the cause.
+// wraps ErrCorruptBlock and the cause, and is matched by ErrCorrupt; if
+// the cause holds no *CorruptionError, it also wraps one naming the block
+// directory (offset unknown), so errors.As always gives a location.
 type corruptBlockError struct {
 	dir  string
 	meta *BlockMeta // the block's meta.json if it could be read, else nil
 	err  error
+	loc  *CorruptionError // nil if err holds one
 }
 
 func (e *corruptBlockError) Error() string {
 	return fmt.Sprintf("%v %s: %v", ErrCorruptBlock, e.dir, e.err)
 }
 
-func (e *corruptBlockError) Unwrap() []error { return []error{ErrCorruptBlock, e.err} }
+func (e *corruptBlockError) Unwrap() []error {
+	if e.loc != nil {
+		return []error{ErrCorruptBlock, e.loc}
+	}
+	return []error{ErrCorruptBlock, e.err}
+}
 
 // blockOpenError classifies err, the failure to open or read the block in
 // dir (meta is its meta.json if read already): damage to the block's
@@ -68,7 +67,11 @@ func blockOpenError(dir string, meta *BlockMeta, err error) error {
 	if isIOFailure(err) {
 		return fmt.Errorf("tsdb: open block %s: %w", dir, err)
 	}
-	return &corruptBlockError{dir: dir, meta: meta, err: err}
+	e := &corruptBlockError{dir: dir, meta: meta, err: err}
+	if _, _, ok := corrupt.Locate(err); !ok {
+		e.loc = corrupt.At(dir, -1, err)
+	}
+	return e
 }
 
 // isIOFailure reports whether err says that the filesystem failed rather
@@ -177,8 +180,13 @@ func decodeMeta(b []byte) (BlockMeta, error) {
 	return m, nil
 }
 
+// readMeta reads and decodes the meta.json of the block in dir. Damage
+// (a directory in its place, a file too large, contents that do not
+// decode) is a *CorruptionError naming the file; a failure to read it is
+// returned as it is.
 func readMeta(fsys vfs.FS, dir string) (BlockMeta, error) {
-	f, err := fsys.Open(filepath.Join(dir, metaFilename))
+	path := filepath.Join(dir, metaFilename)
+	f, err := fsys.Open(path)
 	if err != nil {
 		return BlockMeta{}, err
 	}
@@ -188,16 +196,20 @@ func readMeta(fsys vfs.FS, dir string) (BlockMeta, error) {
 		return BlockMeta{}, err
 	}
 	if st.IsDir() {
-		return BlockMeta{}, fmt.Errorf("%s is a directory", metaFilename)
+		return BlockMeta{}, corrupt.Errorf(path, -1, "%s is a directory", metaFilename)
 	}
 	if st.Size() > maxMetaSize {
-		return BlockMeta{}, fmt.Errorf("meta.json of %d bytes is too large", st.Size())
+		return BlockMeta{}, corrupt.Errorf(path, -1, "meta.json of %d bytes is too large", st.Size())
 	}
 	b := make([]byte, st.Size())
 	if _, err := f.ReadAt(b, 0); err != nil {
 		return BlockMeta{}, fmt.Errorf("read meta.json: %w", err)
 	}
-	return decodeMeta(b)
+	m, err := decodeMeta(b)
+	if err != nil {
+		return m, corrupt.At(path, -1, err)
+	}
+	return m, nil
 }
 
 // writeMeta writes meta.json into dir through a temporary file, fsynced.
@@ -244,7 +256,7 @@ type Block struct {
 	meta   BlockMeta
 	fs     vfs.FS
 	index  *index.Reader
-	chunks *chunks.SegmentReader
+	chunks *chunkseg.SegmentReader
 	size   int64 // bytes on disk of index and chunks
 
 	// mu protects the fields below. It is taken under DB.mu (and a
@@ -278,7 +290,7 @@ func (b *Block) openFiles() error {
 	if b.index, err = index.NewFileReader(b.fs, filepath.Join(b.dir, indexFilename)); err != nil {
 		return err
 	}
-	if b.chunks, err = chunks.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
+	if b.chunks, err = chunkseg.NewSegmentReader(b.fs, filepath.Join(b.dir, chunksDirname)); err != nil {
 		return err
 	}
 	b.tombs, b.tsize, err = tombstones.ReadFile(b.fs, b.dir)
@@ -450,10 +462,11 @@ type blockReadError struct {
 
 func (e *blockReadError) Error() string { return e.err.Error() }
 
-// Unwrap returns err and, if err reports damaged data, ErrCorruptBlock.
+// Unwrap returns err and, if err reports damaged data, ErrCorruptBlock and
+// ErrCorrupt.
 func (e *blockReadError) Unwrap() []error {
 	if isCorruption(e.err) {
-		return []error{ErrCorruptBlock, e.err}
+		return []error{ErrCorruptBlock, ErrCorrupt, e.err}
 	}
 	return []error{e.err}
 }
@@ -468,9 +481,8 @@ func (b *Block) readError(err error) error {
 // reference that points nowhere. I/O errors, closed readers and ended
 // contexts are not damage.
 func isCorruption(err error) bool {
-	return errors.Is(err, chunks.ErrCorrupt) || errors.Is(err, chunks.ErrInvalidRef) ||
-		errors.Is(err, index.ErrCorrupt) || errors.Is(err, index.ErrNotFound) ||
-		errors.Is(err, tombstones.ErrCorrupt)
+	return errors.Is(err, ErrCorrupt) || errors.Is(err, chunkseg.ErrInvalidRef) ||
+		errors.Is(err, index.ErrNotFound)
 }
 
 // corruptBlockOf returns the block whose damaged data err reports, if err

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
@@ -65,7 +66,7 @@ func writeBlock(fsys vfs.FS, parent string, meta BlockMeta, ss SeriesSet, sample
 }
 
 func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, samplesPerChunk int) (ok bool, err error) {
-	cw, err := chunks.NewSegmentWriter(fsys, filepath.Join(dir, chunksDirname))
+	cw, err := chunkseg.NewSegmentWriter(fsys, filepath.Join(dir, chunksDirname))
 	if err != nil {
 		return false, fmt.Errorf("create chunks: %w", err)
 	}

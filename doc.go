@@ -21,6 +21,8 @@
 //     series-by-labels map, deletion intervals, truncation.
 //   - isolation.go: write IDs, read snapshots, the low watermark and the
 //     per-series write-ID rings. atomic.go: atomic raise and lower.
+//   - invariants.go, invariants_on.go, invariants_off.go: the head's
+//     invariants, checked under the invariants build tag.
 //   - querier.go, querier_labels.go, merge.go: the Querier, its label
 //     queries, merging blocks and head.
 //   - wal.go, wal_checkpoint.go: logging commits, replaying the WAL,
@@ -58,15 +60,29 @@
 // points (invariants.go), panicking on a violation; normal builds pay
 // nothing for either.
 //
-// Package layering: labels and vfs import nothing of ours; internal/*
-// imports them, chunks and each other, never this package; chunks imports
-// labels, vfs and internal/*; this package all of those; check the same
-// as this package, but not this package; web, cmd/tsdb and the prom
-// module only the public packages (this one, labels, vfs, chunks, check;
-// and web), never internal/*. TestLayering checks every import.
+// Package layering: labels, vfs and histogram import nothing of ours;
+// internal/* imports them, chunks and each other, never this package;
+// chunks imports labels, vfs, histogram and internal/*; this package all
+// of those; check the same as this package, but not this package; web,
+// cmd/tsdb and the prom module only the public packages (this one,
+// labels, vfs, histogram, chunks, check; and web), never internal/*.
+// TestLayering checks every import.
 //
-// Subpackages hold the storage layers: labels, chunks (sample encoding and
-// chunk files), vfs (the filesystem interface all I/O goes through), and
-// under internal/ the index (postings and the block index), the WAL
-// (wlog), its records (record) and tombstones.
+// Subpackages hold the storage layers. Public: labels (label sets,
+// matchers, selectors), histogram (native histograms: the data model and
+// its validation), chunks (the sample encodings and chunks.Meta), vfs
+// (the filesystem interface all I/O goes through), check (the offline
+// consistency checker, and the one way cmd/tsdb reads the formats) and web
+// (the HTTP handler). Under internal/: index (postings and the block
+// index), chunkseg (the chunk segment files of a block), wlog (the WAL's
+// segments) and record (its records), tombstones (deletion intervals and
+// their file), encoding (Decbuf, the one decoder those formats share),
+// corrupt (the one corruption error), metricnames (the metrics' names) and
+// chunktest (test sample generators), lockorder (the lock ranks and the
+// mutexes that check them under the invariants tag).
+//
+// Errors: the exported sentinels are in errors.go. Every error that reports
+// damaged data on disk, whatever the file, satisfies errors.Is(err,
+// ErrCorrupt), and errors.As(err, new(*CorruptionError)) gives the file and
+// offset of the damage; a damaged block's errors also wrap ErrCorruptBlock.
 package tsdb

@@ -1,6 +1,11 @@
 package tsdb
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/wlog"
+)
 
 // Errors returned by Appender.Append for a sample that is rejected. A
 // rejected sample affects nothing else: the other samples of the same
@@ -49,6 +54,11 @@ var (
 	// opens such a WAL anyway when the missing part precedes the first
 	// segment present.
 	ErrWALIncomplete = errors.New("tsdb: write-ahead log is incomplete")
+	// ErrUnsupportedCompression: Open or OpenReadOnly found WAL records
+	// compressed in a way isotsdb cannot decode (zstd, which Prometheus can
+	// write). The records are valid data, not damage: the WAL is neither
+	// repaired nor read past them.
+	ErrUnsupportedCompression = wlog.ErrUnsupportedCompression
 )
 
 // Errors of opening a directory read-only and of the requests a DB refuses
@@ -72,3 +82,31 @@ var (
 // ErrInvalidOption: Open was given an Options field with a value it cannot
 // use (the error names the field).
 var ErrInvalidOption = errors.New("tsdb: invalid option")
+
+// Errors of damaged data on disk.
+var (
+	// ErrCorrupt is matched, through errors.Is, by every error that reports
+	// damaged data on disk, whatever the file: a block's index, chunk
+	// segment files, tombstones or meta.json, WAL segments and records, the
+	// bytes of a chunk. errors.As(err, new(*CorruptionError)) then gives
+	// where the damage is (file and offset) when it is known.
+	ErrCorrupt = corrupt.ErrCorrupt
+	// ErrCorruptBlock is wrapped by the errors of blocks whose contents are
+	// damaged (a file missing or of the wrong kind, unparsable meta.json,
+	// bad magic, checksum or format) so that they fail to open or verify,
+	// and by the errors of reading an open block's data (a query, a
+	// compaction) that find the data damaged; the error names the block
+	// directory. Such an error satisfies errors.Is(err, ErrCorrupt) too.
+	// Open skips such a block. A block that cannot be opened because the
+	// filesystem failed (an I/O error reading or mapping one of its files)
+	// is not corrupt: that error wraps neither ErrCorruptBlock nor
+	// ErrCorrupt, and Open fails with it.
+	ErrCorruptBlock = errors.New("tsdb: corrupt block")
+)
+
+// CorruptionError reports damaged data: File is the path of the damaged
+// file ("" when the bytes were not read from a file, as for a chunk's
+// bytes), Offset the byte offset where the damage starts in it (-1 when
+// not known), Err what is wrong. errors.Is(err, ErrCorrupt) holds for
+// every *CorruptionError.
+type CorruptionError = corrupt.Error

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/internal/wlog"
@@ -285,7 +286,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 	}
 	err = rp.replay(wlog.NewReader(r), dir)
 	_ = r.Close()
-	var cerr *wlog.CorruptionErr
+	var cerr *CorruptionError
 	switch {
 	case errors.As(err, &cerr) && w == nil:
 		h.logger.Warn("tsdb: WAL is corrupt or torn; read up to the damage", "err", err)
@@ -461,7 +462,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 // corrupt turns a record that passed its checksum but does not decode into
 // a corruption at the record's position, so that the log can be repaired.
 func (rp *replayer) corrupt(r *wlog.Reader, src string, err error) error {
-	return &wlog.CorruptionErr{Dir: src, Segment: r.Segment(), Offset: r.Offset(), Err: fmt.Errorf("%w: %w", wlog.ErrCorrupt, err)}
+	return corrupt.At(wlog.SegmentName(src, r.Segment()), r.Offset(), err)
 }
 
 func (rp *replayer) getBatch() []record.RefSample {

@@ -10,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 )
 
@@ -23,7 +24,7 @@ type blockCheck struct {
 	// is reported for lying outside an unknown range.
 	mint, maxt int64
 
-	sr        *chunks.SegmentReader // nil if the chunk files do not open
+	sr        *chunkseg.SegmentReader // nil if the chunk files do not open
 	chunksDir string
 	segFiles  []string // names of the chunk segment files, in name order
 
@@ -69,7 +70,7 @@ func (c *checker) checkBlock(bdir, name string) BlockSummary {
 	}
 
 	bc.listChunkFiles()
-	if sr, err := chunks.NewSegmentReader(c.fs, bc.chunksDir); err != nil {
+	if sr, err := chunkseg.NewSegmentReader(c.fs, bc.chunksDir); err != nil {
 		c.rp.fromErr(Error, bc.chunksDir, -1, "", err, "chunk files do not open")
 		bc.damaged = true
 	} else {
@@ -176,7 +177,7 @@ func (bc *blockCheck) pairHash(name, value string) uint64 {
 }
 
 // listChunkFiles lists the segment files of the chunks directory the way
-// chunks.SegmentReader does: every name made only of digits, in name order
+// chunkseg.SegmentReader does: every name made only of digits, in name order
 // (ReadDir sorts), the first being segment 0 of a chunk reference.
 func (bc *blockCheck) listChunkFiles() {
 	ents, err := bc.c.fs.ReadDir(bc.chunksDir)
@@ -194,7 +195,7 @@ func (bc *blockCheck) listChunkFiles() {
 // chunkFile returns the path of the segment file a chunk reference names,
 // and the offset in it.
 func (bc *blockCheck) chunkFile(ref uint64) (string, int64) {
-	seg, off := chunks.SplitBlockRef(ref)
+	seg, off := chunkseg.SplitBlockRef(ref)
 	if int(seg) < len(bc.segFiles) {
 		return filepath.Join(bc.chunksDir, bc.segFiles[seg]), int64(off)
 	}

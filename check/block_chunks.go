@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -156,9 +157,9 @@ type scanUnreferenced struct {
 // names were verified already and are not reported again.
 func (bc *blockCheck) scanChunkRecords(path string, seg int, b []byte, refs []uint64, ri int, indexOK, verified bool) (int, scanUnreferenced) {
 	var unref scanUnreferenced
-	off := chunks.SegmentHeaderSize
+	off := chunkseg.SegmentHeaderSize
 	for off < len(b) {
-		ref := chunks.BlockRef(uint32(seg), uint32(off))
+		ref := chunkseg.BlockRef(uint32(seg), uint32(off))
 		for ri < len(refs) && refs[ri] < ref {
 			ri++
 		}
@@ -207,6 +208,6 @@ func nextChunkRecord(b []byte, off int) (next int, crcOK, ok bool) {
 
 // validChunkHeader reports whether b starts with a valid segment header.
 func validChunkHeader(b []byte) bool {
-	return len(b) >= chunks.SegmentHeaderSize && binary.BigEndian.Uint32(b) == chunks.SegmentMagic &&
-		b[4] == chunks.SegmentVersion && b[5] == 0 && b[6] == 0 && b[7] == 0
+	return len(b) >= chunkseg.SegmentHeaderSize && binary.BigEndian.Uint32(b) == chunkseg.SegmentMagic &&
+		b[4] == chunkseg.SegmentVersion && b[5] == 0 && b[6] == 0 && b[7] == 0
 }

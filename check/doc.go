@@ -1,7 +1,7 @@
 // Package check is an offline consistency checker for isotsdb data
-// directories. It reads the files with the format packages (index, chunks,
-// tombstones, wlog, record) and never through a DB, takes no lock and
-// writes nothing, so it can look at a directory another process has open,
+// directories. It reads the files with the format packages (internal/index,
+// chunks and internal/chunkseg, internal/tombstones, internal/wlog,
+// internal/record) and never through a DB, takes no lock and writes nothing, so it can look at a directory another process has open,
 // and a test can run it on every database it made (Dir after Close).
 //
 // For every block it checks:
@@ -34,4 +34,11 @@
 //
 // Every finding is a Problem naming the file (or directory), the byte
 // offset where known, and the series where relevant.
+//
+// # Reads for the inspection commands
+//
+// Package check is also the one way cmd/tsdb reaches the on-disk formats
+// where the public API does not: IndexSeries reads a block's series and
+// chunk time ranges from its index (tsdb analyze), LastCheckpoint finds
+// the WAL's newest checkpoint (tsdb ls).
 package check

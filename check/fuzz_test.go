@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -128,7 +129,7 @@ func FuzzChunkRecords(f *testing.F) {
 		_ = validChunkHeader(b)
 
 		fsys := vfs.NewMemFS()
-		cw, err := chunks.NewSegmentWriter(fsys, "chunks")
+		cw, err := chunkseg.NewSegmentWriter(fsys, "chunks")
 		require.NoError(t, err)
 		metas := make([]chunks.Meta, int(nchunks%16)+1)
 		for i := range metas {
@@ -142,12 +143,12 @@ func FuzzChunkRecords(f *testing.F) {
 		}
 		require.NoError(t, cw.WriteChunks(metas...))
 		require.NoError(t, cw.Close())
-		seg, err := fsys.ReadFile(filepath.Join("chunks", chunks.SegmentFileName(1)))
+		seg, err := fsys.ReadFile(filepath.Join("chunks", chunkseg.SegmentFileName(1)))
 		require.NoError(t, err)
 		require.True(t, validChunkHeader(seg))
-		off, n := chunks.SegmentHeaderSize, 0
+		off, n := chunkseg.SegmentHeaderSize, 0
 		for off < len(seg) {
-			_, want := chunks.SplitBlockRef(metas[n].Ref)
+			_, want := chunkseg.SplitBlockRef(metas[n].Ref)
 			require.Equal(t, int(want), off)
 			next, crcOK, ok := nextChunkRecord(seg, off)
 			require.True(t, ok)

@@ -19,6 +19,7 @@ import (
 	tsdb "github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
@@ -223,7 +224,7 @@ func writeHandBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []handSe
 	t.Helper()
 	id := ulid.MustNew(uint64(mint), strings.NewReader(strings.Repeat("x", 16)))
 	dir := filepath.Join(dbDir, id.String())
-	cw, err := chunks.NewSegmentWriter(fsys, filepath.Join(dir, "chunks"))
+	cw, err := chunkseg.NewSegmentWriter(fsys, filepath.Join(dir, "chunks"))
 	require.NoError(t, err)
 	metas := make([]chunks.Meta, len(series))
 	syms := map[string]bool{}

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/internal/index"
-	"github.com/isotsdb/tsdb/internal/tombstones"
-	"github.com/isotsdb/tsdb/internal/wlog"
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 var (
@@ -57,7 +54,8 @@ type Problem struct {
 	// Msg says what is wrong.
 	Msg string
 	// Err is the error that revealed the problem, if any; errors.Is and
-	// errors.As see through it (e.g. to *index.CorruptionError).
+	// errors.As see through it (e.g. to
+	// errors.Is(err, tsdb.ErrCorrupt) and a *tsdb.CorruptionError).
 	Err error
 }
 
@@ -223,32 +221,11 @@ func (rp *reporter) finish() {
 }
 
 // locate returns the file and offset a corruption error names, or path and
-// off if err holds none.
+// off if err holds none or one that names no file (the bytes of a chunk or
+// a record, a stream).
 func locate(err error, path string, off int64) (string, int64) {
-	var (
-		ie *index.CorruptionError
-		ce *chunks.CorruptionError
-		te *tombstones.CorruptionError
-		we *wlog.CorruptionErr
-	)
-	switch {
-	case errors.As(err, &ie):
-		return orPath(ie.File, path), ie.Offset
-	case errors.As(err, &ce):
-		return orPath(ce.File, path), ce.Offset
-	case errors.As(err, &te):
-		return orPath(te.File, path), te.Offset
-	case errors.As(err, &we):
-		if we.Segment >= 0 {
-			return wlog.SegmentName(we.Dir, we.Segment), we.Offset
-		}
+	if file, o, ok := corrupt.Locate(err); ok && file != "" {
+		return file, o
 	}
 	return path, off
-}
-
-func orPath(file, path string) string {
-	if file == "" {
-		return path
-	}
-	return file
 }

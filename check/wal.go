@@ -115,20 +115,20 @@ func (wc *walCheck) readSegments(dir string, start, last int) (next int, done bo
 	rd := wlog.NewReader(r)
 	wc.readRecords(rd, dir)
 	err = rd.Err()
-	var ce *wlog.CorruptionErr
+	_, seg, off, isCorrupt := wlog.CorruptSegment(err)
 	switch {
 	case err == nil:
 		return 0, true
-	case errors.As(err, &ce) && ce.Segment >= start:
-		path := wlog.SegmentName(dir, ce.Segment)
-		if wc.recordAfter(dir, ce.Segment, ce.Offset, last) {
-			rp.fromErr(Error, path, ce.Offset, "", err,
+	case isCorrupt && seg >= start:
+		path := wlog.SegmentName(dir, seg)
+		if wc.recordAfter(dir, seg, off, last) {
+			rp.fromErr(Error, path, off, "", err,
 				"damaged WAL data followed by valid records: the records from here to the end of the segment are lost")
 		} else {
-			rp.fromErr(Warning, path, ce.Offset, "", err,
+			rp.fromErr(Warning, path, off, "", err,
 				"torn tail of the WAL (as a crash while writing leaves it): the next open cuts the log here")
 		}
-		return ce.Segment + 1, ce.Segment >= last
+		return seg + 1, seg >= last
 	case errors.Is(err, wlog.ErrUnsupportedCompression):
 		rp.warnf(dir, -1, "", err, "the rest of the WAL cannot be checked")
 		return 0, true

@@ -1,7 +1,9 @@
 // Package chunks holds the sample chunk encoding of isotsdb: a bit stream
 // writer and reader, the Gorilla-style XOR chunk that packs a run of
-// (timestamp, value) samples into a few bits each, and the segment files
-// that hold a block's chunks on disk.
+// (timestamp, value) samples into a few bits each, and Meta, a chunk with
+// its time range as a block's index records it. The files that hold a
+// block's chunks on disk are written and read inside the module
+// (internal/chunkseg).
 //
 // The XOR chunk is byte-for-byte the encoding that Prometheus's TSDB calls
 // "XOR chunk data" (tsdb/docs/format/chunks.md), so chunks written here can be
@@ -12,21 +14,6 @@
 //	t1-t0 uvarint, v1 XOR-encoded against v0
 //	then per sample: delta-of-delta of the timestamp, value XOR-encoded
 //	zero padding up to a byte boundary
-//
-// # Segment files
-//
-// A block stores its chunks in the segment files of its chunks/ directory,
-// 000001, 000002, ..., in the layout Prometheus's TSDB uses for blocks
-// (tsdb/docs/format/chunks.md): an 8-byte header (magic 0x85BD40DD, version
-// 1, three zero bytes), then one record per chunk:
-//
-//	data length uvarint | encoding byte | chunk bytes | CRC-32C of encoding and chunk bytes, big-endian
-//
-// SegmentWriter writes them, cutting a new file before one would pass the
-// size limit (512 MiB by default); a record never spans files.
-// SegmentReader maps the files and returns chunks by reference: the 0-based
-// index of the file in name order in the upper 32 bits of a uint64, the
-// record's byte offset in the lower 32 (see BlockRef).
 //
 // # Concurrency
 //

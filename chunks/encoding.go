@@ -52,7 +52,7 @@ func FromData(e Encoding, data []byte) (Chunk, error) {
 	switch e {
 	case EncXOR:
 		if len(data) < headerSize {
-			return nil, &CorruptError{Offset: 0, Sample: -1, Reason: "chunk shorter than its " + strconv.Itoa(headerSize) + "-byte header"}
+			return nil, corruptAt(0, -1, "chunk shorter than its "+strconv.Itoa(headerSize)+"-byte header")
 		}
 		return &XORChunk{w: bitWriter{buf: data}, borrowed: true}, nil
 	}

@@ -3,41 +3,31 @@ package chunks
 import (
 	"errors"
 	"fmt"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 var (
-	// ErrCorrupt is wrapped by every error reporting chunk bytes that cannot
-	// be decoded: truncated data, malformed varints, impossible bit widths,
-	// stray trailing bytes.
-	ErrCorrupt = errors.New("chunks: corrupt chunk")
+	// ErrCorrupt is matched (errors.Is) by every error reporting chunk
+	// bytes that cannot be decoded: truncated data, malformed varints,
+	// impossible bit widths, stray trailing bytes. It is the database's
+	// one corruption sentinel, tsdb.ErrCorrupt; errors.As with a
+	// *tsdb.CorruptionError gives the byte offset within the chunk's bytes
+	// (counting the 2-byte header) at which the failing field starts. The
+	// chunk does not know which file it came from; readers of chunk files
+	// wrap the error with the file and the chunk's position in it.
+	ErrCorrupt = corrupt.ErrCorrupt
 
 	// ErrUnknownEncoding is wrapped by the error FromData returns for an
 	// encoding this package cannot decode.
 	ErrUnknownEncoding = errors.New("chunks: unknown chunk encoding")
 )
 
-// CorruptError describes where decoding a chunk failed. It wraps ErrCorrupt,
-// so errors.Is(err, ErrCorrupt) holds. The chunk does not know which file it
-// came from; readers of chunk files wrap it with the file and the chunk's
-// position in it.
-type CorruptError struct {
-	// Offset is the byte offset within the chunk's bytes (counting the
-	// 2-byte header) at which the failing field starts.
-	Offset int
-	// Sample is the index of the sample being decoded, or -1 if the error
-	// is not about one sample.
-	Sample int
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error implements error.
-func (e *CorruptError) Error() string {
-	if e.Sample < 0 {
-		return fmt.Sprintf("%v: %s at byte %d", ErrCorrupt, e.Reason, e.Offset)
+// corruptAt returns the error of chunk bytes that fail to decode at byte
+// off, while decoding sample (or -1 if the error is not about one sample).
+func corruptAt(off, sample int, reason string) error {
+	if sample < 0 {
+		return corrupt.At("", int64(off), fmt.Errorf("chunks: %s", reason))
 	}
-	return fmt.Sprintf("%v: sample %d: %s at byte %d", ErrCorrupt, e.Sample, e.Reason, e.Offset)
+	return corrupt.At("", int64(off), fmt.Errorf("chunks: sample %d: %s", sample, reason))
 }
-
-// Unwrap returns ErrCorrupt.
-func (e *CorruptError) Unwrap() error { return ErrCorrupt }

@@ -1,11 +1,13 @@
 package chunks
 
 import (
-	"fmt"
-	"math"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/internal/chunktest"
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 // Small assertion helpers that keep failures readable.
@@ -25,50 +27,42 @@ func requireBytes(t testing.TB, want, got []byte) {
 func requireCorrupt(t testing.TB, err error) {
 	t.Helper()
 	require.ErrorIs(t, err, ErrCorrupt)
-	var ce *CorruptError
-	require.ErrorAs(t, err, &ce)
+	// The chunk-level error knows no file; a segment reader's error wraps
+	// it in one that does.
+	var ce *corrupt.Error
+	for e := err; errors.As(e, &ce); e = ce.Err {
+		if ce.File == "" {
+			return
+		}
+	}
+	require.Failf(t, "no *corrupt.Error without a file", "got %T: %v", err, err)
 }
 
 // testSample is a sample with its value as raw bits, so that comparisons
 // see NaN payloads and signed zeros.
-type testSample struct {
-	t int64
-	v uint64
-}
+type testSample = chunktest.Sample
 
-func (s testSample) String() string {
-	return fmt.Sprintf("(%d, %#x=%g)", s.t, s.v, math.Float64frombits(s.v))
-}
+// Generators shared with internal/chunkseg's tests.
+var (
+	genScrape       = chunktest.GenScrape
+	counterValues   = chunktest.CounterValues
+	gaugeValues     = chunktest.GaugeValues
+	constValues     = chunktest.ConstValues
+	specialValues   = chunktest.SpecialValues
+	randomBits      = chunktest.RandomBits
+	genJumps        = chunktest.GenJumps
+	requireSamples  = chunktest.RequireSamples
+	collect         = chunktest.Collect
+	samplesFromFuzz = chunktest.SamplesFromBytes
+)
 
-func appendAll(app Appender, ss []testSample) {
-	for _, s := range ss {
-		app.Append(s.t, math.Float64frombits(s.v))
-	}
-}
+const staleNaN = chunktest.StaleNaN
+
+func appendAll(app Appender, ss []testSample) { chunktest.AppendAll(app, ss) }
 
 func encode(t testing.TB, ss []testSample) *XORChunk {
 	t.Helper()
 	c := NewXORChunk()
 	appendAll(mustAppender(t, c), ss)
 	return c
-}
-
-// collect drains it, failing the test on an iteration error.
-func collect(t testing.TB, it Iterator) []testSample {
-	t.Helper()
-	var out []testSample
-	for it.Next() {
-		ts, v := it.At()
-		out = append(out, testSample{ts, math.Float64bits(v)})
-	}
-	require.NoError(t, it.Err(), "iteration error after %d samples", len(out))
-	return out
-}
-
-func requireSamples(t testing.TB, want, got []testSample) {
-	t.Helper()
-	require.Equal(t, len(want), len(got), "number of samples")
-	for i := range want {
-		require.Equal(t, want[i], got[i], "sample %d", i)
-	}
 }

@@ -112,10 +112,10 @@ func (c *XORChunk) XORAppender() (*XORAppender, error) {
 	end := it.br.bitPos()
 	free := len(c.w.buf)*8 - end
 	if free < 0 || free > 8 {
-		return nil, &CorruptError{Offset: end / 8, Sample: -1, Reason: "unexpected bytes after the last sample"}
+		return nil, corruptAt(end/8, -1, "unexpected bytes after the last sample")
 	}
 	if free > 0 && c.w.buf[len(c.w.buf)-1]&(1<<free-1) != 0 {
-		return nil, &CorruptError{Offset: len(c.w.buf) - 1, Sample: -1, Reason: "non-zero padding bits"}
+		return nil, corruptAt(len(c.w.buf)-1, -1, "non-zero padding bits")
 	}
 	if c.borrowed {
 		buf := make([]byte, len(c.w.buf), max(initialCapacity, len(c.w.buf)+initialCapacity/2))

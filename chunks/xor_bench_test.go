@@ -24,7 +24,7 @@ func BenchmarkXORAppend(b *testing.B) {
 	for name, ss := range benchSeries() {
 		vs := make([]float64, len(ss))
 		for i, s := range ss {
-			vs[i] = math.Float64frombits(s.v)
+			vs[i] = math.Float64frombits(s.V)
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -33,7 +33,7 @@ func BenchmarkXORAppend(b *testing.B) {
 				c := NewXORChunk()
 				app, _ := c.Appender()
 				for i, s := range ss {
-					app.Append(s.t, vs[i])
+					app.Append(s.T, vs[i])
 				}
 				size = len(c.Bytes())
 			}
@@ -59,7 +59,7 @@ func BenchmarkXORIterate(b *testing.B) {
 				}
 			}
 			require.NoError(b, it.Err())
-			require.Equal(b, ss[len(ss)-1].t, lastT, "last time")
+			require.Equal(b, ss[len(ss)-1].T, lastT, "last time")
 			b.ReportMetric(float64(b.N)*float64(len(ss))/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
@@ -68,7 +68,7 @@ func BenchmarkXORIterate(b *testing.B) {
 func BenchmarkXORSeek(b *testing.B) {
 	ss := benchSeries()["gauge"]
 	c := encode(b, ss)
-	target := ss[len(ss)*3/4].t
+	target := ss[len(ss)*3/4].T
 	b.ReportAllocs()
 	var it Iterator
 	for b.Loop() {

@@ -23,7 +23,7 @@ func TestXORExactBytes(t *testing.T) {
 		{
 			// header 1; varint(1000) = zigzag 2000 = D0 0F; 1.0 raw.
 			name:    "one sample",
-			samples: []testSample{{1000, one}},
+			samples: []testSample{{T: 1000, V: one}},
 			want: []byte{0x00, 0x01, 0xD0, 0x0F,
 				0x3F, 0xF0, 0, 0, 0, 0, 0, 0},
 		},
@@ -31,7 +31,7 @@ func TestXORExactBytes(t *testing.T) {
 			// ... then uvarint(15000) = 98 75, value unchanged: bit '0'
 			// in a new byte.
 			name:    "two samples same value",
-			samples: []testSample{{1000, one}, {16000, one}},
+			samples: []testSample{{T: 1000, V: one}, {T: 16000, V: one}},
 			want: []byte{0x00, 0x02, 0xD0, 0x0F,
 				0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
 				0x98, 0x75, 0x00},
@@ -44,7 +44,7 @@ func TestXORExactBytes(t *testing.T) {
 			// 0 10 00000000001010 1 1 00001 001011 11111111111
 			// = 01000000 00000101 01100001 00101111 11111111 1(0000000)
 			name:    "three samples dod and new value",
-			samples: []testSample{{1000, one}, {16000, one}, {31010, two}},
+			samples: []testSample{{T: 1000, V: one}, {T: 16000, V: one}, {T: 31010, V: two}},
 			want: []byte{0x00, 0x03, 0xD0, 0x0F,
 				0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
 				0x98, 0x75,
@@ -59,7 +59,7 @@ func TestXORExactBytes(t *testing.T) {
 			// no padding at all (older Prometheus versions added a zero
 			// byte here).
 			name:    "whole-byte field ends aligned",
-			samples: []testSample{{0, 0}, {10, 0x0FF0 << 48}, {20, 0x07E0 << 48}},
+			samples: []testSample{{T: 0, V: 0}, {T: 10, V: 0x0FF0 << 48}, {T: 20, V: 0x07E0 << 48}},
 			want: []byte{0x00, 0x03, 0x00,
 				0, 0, 0, 0, 0, 0, 0, 0,
 				0x0A, 0xC8, 0x47, 0xFA, 0x81},
@@ -68,7 +68,7 @@ func TestXORExactBytes(t *testing.T) {
 			// Same first two samples as above: the 8-bit field ends at
 			// bit 5 of a byte: 11001000 01000111 11111(000).
 			name:    "two samples new window",
-			samples: []testSample{{0, 0}, {10, 0x0FF0 << 48}},
+			samples: []testSample{{T: 0, V: 0}, {T: 10, V: 0x0FF0 << 48}},
 			want: []byte{0x00, 0x02, 0x00,
 				0, 0, 0, 0, 0, 0, 0, 0,
 				0x0A, 0xC8, 0x47, 0xF8},
@@ -80,7 +80,7 @@ func TestXORExactBytes(t *testing.T) {
 			// header bits leave it unaligned: 1100 0000 0000 0 | 1 then
 			// 62 zeros then 1.
 			name:    "negative time, 64 significant bits",
-			samples: []testSample{{-1, 0}, {0, 0x8000000000000001}},
+			samples: []testSample{{T: -1, V: 0}, {T: 0, V: 0x8000000000000001}},
 			want: []byte{0x00, 0x02, 0x01,
 				0, 0, 0, 0, 0, 0, 0, 0,
 				0x01,

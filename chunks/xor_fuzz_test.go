@@ -16,8 +16,8 @@ func fuzzSeedChunks(t testing.TB) [][]byte {
 	var out [][]byte
 	for _, ss := range [][]testSample{
 		nil,
-		{{1000, math.Float64bits(1)}},
-		{{1000, math.Float64bits(1)}, {16000, math.Float64bits(1)}, {31010, math.Float64bits(2)}},
+		{{T: 1000, V: math.Float64bits(1)}},
+		{{T: 1000, V: math.Float64bits(1)}, {T: 16000, V: math.Float64bits(1)}, {T: 31010, V: math.Float64bits(2)}},
 		genScrape(r, 30, 1_700_000_000_000, 100, gaugeValues),
 		genScrape(r, 30, -5000, 0, specialValues),
 		genJumps(r, 20),
@@ -25,16 +25,6 @@ func fuzzSeedChunks(t testing.TB) [][]byte {
 		out = append(out, bytes.Clone(encode(t, ss).Bytes()))
 	}
 	return out
-}
-
-// samplesFromFuzz turns fuzz bytes into samples: 16 bytes each, time then
-// value bits, sorted and deduplicated by time.
-func samplesFromFuzz(data []byte) []testSample {
-	ss := make([]testSample, 0, len(data)/16)
-	for ; len(data) >= 16; data = data[16:] {
-		ss = append(ss, testSample{int64(binary.LittleEndian.Uint64(data)), binary.LittleEndian.Uint64(data[8:])})
-	}
-	return sortDedup(ss)
 }
 
 // FuzzXORRoundTrip encodes arbitrary samples and checks they decode to the
@@ -49,8 +39,8 @@ func FuzzXORRoundTrip(f *testing.F) {
 	} {
 		var b []byte
 		for _, s := range ss {
-			b = binary.LittleEndian.AppendUint64(b, uint64(s.t))
-			b = binary.LittleEndian.AppendUint64(b, s.v)
+			b = binary.LittleEndian.AppendUint64(b, uint64(s.T))
+			b = binary.LittleEndian.AppendUint64(b, s.V)
 		}
 		f.Add(uint8(3), b)
 	}
@@ -86,7 +76,7 @@ func FuzzXORDecode(f *testing.F) {
 		it := c.Iterator(nil)
 		for it.Next() {
 			ts, v := it.At()
-			got = append(got, testSample{ts, math.Float64bits(v)})
+			got = append(got, testSample{T: ts, V: math.Float64bits(v)})
 			require.LessOrEqual(t, len(got), c.NumSamples(), "decoded more than the header's samples")
 		}
 		decodeErr := it.Err()
@@ -96,7 +86,7 @@ func FuzzXORDecode(f *testing.F) {
 		require.False(t, it.Next() || it.Seek(math.MinInt64), "iterator moved after its end")
 		// Seek agrees with Next on the same bytes.
 		if len(got) > 0 {
-			target := got[len(got)/2].t
+			target := got[len(got)/2].T
 			it = c.Iterator(it)
 			ok := it.Seek(target)
 			require.True(t, ok, "Seek(%d) failed: %v", target, it.Err())
@@ -110,14 +100,14 @@ func FuzzXORDecode(f *testing.F) {
 			return
 		}
 		require.NoError(t, decodeErr, "Appender accepted bytes the iterator rejected")
-		if len(got) == MaxSamples || (len(got) > 0 && got[len(got)-1].t == math.MaxInt64) {
+		if len(got) == MaxSamples || (len(got) > 0 && got[len(got)-1].T == math.MaxInt64) {
 			return
 		}
-		next := testSample{math.MinInt64, staleNaN}
+		next := testSample{T: math.MinInt64, V: staleNaN}
 		if len(got) > 0 {
-			next.t = got[len(got)-1].t + 1
+			next.T = got[len(got)-1].T + 1
 		}
-		app.Append(next.t, math.Float64frombits(next.v))
+		app.Append(next.T, math.Float64frombits(next.V))
 		requireSamples(t, append(got, next), collect(t, c.Iterator(nil)))
 	})
 }

@@ -244,7 +244,7 @@ func (it *xorIterator) nextValue() bool {
 //
 //go:noinline
 func (it *xorIterator) fail(pos int, reason string) bool {
-	it.err = &CorruptError{Offset: pos / 8, Sample: int(it.read), Reason: reason}
+	it.err = corruptAt(pos/8, int(it.read), reason)
 	it.done = true
 	return false
 }

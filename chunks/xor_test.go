@@ -17,8 +17,8 @@ func TestXORRoundTrip(t *testing.T) {
 		name string
 		ss   []testSample
 	}{
-		{"single sample", []testSample{{1234, math.Float64bits(5)}}},
-		{"two samples", []testSample{{-5, math.Float64bits(5)}, {7, math.Float64bits(-5)}}},
+		{"single sample", []testSample{{T: 1234, V: math.Float64bits(5)}}},
+		{"two samples", []testSample{{T: -5, V: math.Float64bits(5)}, {T: 7, V: math.Float64bits(-5)}}},
 		{"regular scrape gauge", genScrape(r, 120, 1_700_000_000_000, 0, gaugeValues)},
 		{"jittered scrape gauge", genScrape(r, 120, 1_700_000_000_000, 50, gaugeValues)},
 		{"jittered counter", genScrape(r, 120, 1_700_000_000_000, 200, counterValues())},
@@ -28,9 +28,9 @@ func TestXORRoundTrip(t *testing.T) {
 		{"negative times", genScrape(r, 120, -10_000_000, 100, gaugeValues)},
 		{"huge jumps", genJumps(r, 500)},
 		{"extreme times", []testSample{
-			{math.MinInt64, 0}, {math.MinInt64 + 1, 1}, {0, 2}, {math.MaxInt64 - 1, 3}, {math.MaxInt64, 4},
+			{T: math.MinInt64, V: 0}, {T: math.MinInt64 + 1, V: 1}, {T: 0, V: 2}, {T: math.MaxInt64 - 1, V: 3}, {T: math.MaxInt64, V: 4},
 		}},
-		{"MinInt64 to MaxInt64", []testSample{{math.MinInt64, staleNaN}, {math.MaxInt64, staleNaN}}},
+		{"MinInt64 to MaxInt64", []testSample{{T: math.MinInt64, V: staleNaN}, {T: math.MaxInt64, V: staleNaN}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestDoDBucketWidths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		const d0 = int64(1) << 30 // first delta, large enough for negative dods
-		ss := []testSample{{0, 0}, {d0, 0}, {2*d0 + tc.dod, 0}}
+		ss := []testSample{{T: 0, V: 0}, {T: d0, V: 0}, {T: 2*d0 + tc.dod, V: 0}}
 		base := encode(t, ss[:2])
 		c := encode(t, ss)
 		// The 2-sample chunk ends with the second value's '0' bit, the
@@ -79,7 +79,7 @@ func TestDoDBucketWidths(t *testing.T) {
 }
 
 func TestXORSeek(t *testing.T) {
-	ss := []testSample{{10, 1}, {20, 2}, {30, 3}, {40, 4}}
+	ss := []testSample{{T: 10, V: 1}, {T: 20, V: 2}, {T: 30, V: 3}, {T: 40, V: 4}}
 	type step struct {
 		seek   bool // Seek(arg) if true, else Next()
 		arg    int64
@@ -141,7 +141,7 @@ func TestXORAppenderResume(t *testing.T) {
 		"jumps":    genJumps(r, 60),
 		// A window is set only after the constant prefix: the resumed
 		// appender must still know it has none.
-		"constant then change": append(genScrape(r, 5, 0, 0, constValues(3)), testSample{100000, 12345}, testSample{110000, 99}),
+		"constant then change": append(genScrape(r, 5, 0, 0, constValues(3)), testSample{T: 100000, V: 12345}, testSample{T: 110000, V: 99}),
 	}
 	for name, ss := range series {
 		t.Run(name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestXORAppenderResume(t *testing.T) {
 // versions wrote it, with a zero byte after a byte-aligned last field: the
 // continuation must fill that byte and match a fresh encoding.
 func TestXORAppenderResumeOldPadding(t *testing.T) {
-	ss := []testSample{{1000, math.Float64bits(1)}, {16000, math.Float64bits(1)}, {31010, math.Float64bits(2)}}
+	ss := []testSample{{T: 1000, V: math.Float64bits(1)}, {T: 16000, V: math.Float64bits(1)}, {T: 31010, V: math.Float64bits(2)}}
 	old := append(bytes.Clone(encode(t, ss[:1]).Bytes()), 0)
 	c, err := FromData(EncXOR, old)
 	require.NoError(t, err)
@@ -177,15 +177,15 @@ func TestXORAppenderResumeOldPadding(t *testing.T) {
 }
 
 func TestXORAppenderRejectsBadTail(t *testing.T) {
-	valid := encode(t, []testSample{{0, 0}, {10, 0x0FF0 << 48}}).Bytes() // ends 5 bits into its last byte
+	valid := encode(t, []testSample{{T: 0, V: 0}, {T: 10, V: 0x0FF0 << 48}}).Bytes() // ends 5 bits into its last byte
 	cases := []struct {
 		name string
 		data []byte
 	}{
 		{"two stray bytes", append(bytes.Clone(valid), 0, 0)},
-		{"stray byte after aligned end", append(append(bytes.Clone(encode(t, []testSample{{1, 1}}).Bytes()), 0), 0)},
+		{"stray byte after aligned end", append(append(bytes.Clone(encode(t, []testSample{{T: 1, V: 1}}).Bytes()), 0), 0)},
 		{"non-zero padding", func() []byte { b := bytes.Clone(valid); b[len(b)-1] |= 1; return b }()},
-		{"non-zero pad byte", append(bytes.Clone(encode(t, []testSample{{1, 1}}).Bytes()), 0x10)},
+		{"non-zero pad byte", append(bytes.Clone(encode(t, []testSample{{T: 1, V: 1}}).Bytes()), 0x10)},
 		{"empty chunk with tail", []byte{0, 0, 0, 0}},
 		{"truncated", valid[:len(valid)-1]},
 	}
@@ -213,7 +213,7 @@ func TestXORCorrupt(t *testing.T) {
 			i := 0
 			for it.Next() {
 				ts, v := it.At()
-				require.Equal(t, ss[i], testSample{ts, math.Float64bits(v)}, "len %d: sample %d", n, i)
+				require.Equal(t, ss[i], testSample{T: ts, V: math.Float64bits(v)}, "len %d: sample %d", n, i)
 				i++
 			}
 			requireCorrupt(t, it.Err())
@@ -293,29 +293,29 @@ func TestNopAndErrIterators(t *testing.T) {
 			require.False(t, tc.it.Next() || tc.it.Seek(math.MinInt64), "empty iterator advanced")
 			require.Equal(t, tc.err, tc.it.Err())
 			// Not reusable by a chunk, but accepted as reuse.
-			ss := []testSample{{1, 2}}
+			ss := []testSample{{T: 1, V: 2}}
 			requireSamples(t, ss, collect(t, encode(t, ss).Iterator(tc.it)))
 		})
 	}
 }
 
 func TestIteratorReuse(t *testing.T) {
-	a := encode(t, []testSample{{1, 1}, {2, 2}, {3, 3}})
-	b := encode(t, []testSample{{10, 10}, {20, 20}})
+	a := encode(t, []testSample{{T: 1, V: 1}, {T: 2, V: 2}, {T: 3, V: 3}})
+	b := encode(t, []testSample{{T: 10, V: 10}, {T: 20, V: 20}})
 	it := a.Iterator(nil)
 	for range 2 {
 		require.True(t, it.Next(), "short")
 	}
 	it2 := b.Iterator(it)
 	require.Same(t, it, it2, "iterator not reused")
-	requireSamples(t, []testSample{{10, 10}, {20, 20}}, collect(t, it2))
+	requireSamples(t, []testSample{{T: 10, V: 10}, {T: 20, V: 20}}, collect(t, it2))
 	// Reuse after an error clears the error.
 	bad, _ := FromData(EncXOR, []byte{0, 9})
 	it3 := bad.Iterator(it2)
 	for it3.Next() {
 	}
 	requireCorrupt(t, it3.Err())
-	requireSamples(t, []testSample{{1, 1}, {2, 2}, {3, 3}}, collect(t, a.Iterator(it3)))
+	requireSamples(t, []testSample{{T: 1, V: 1}, {T: 2, V: 2}, {T: 3, V: 3}}, collect(t, a.Iterator(it3)))
 }
 
 func TestXORCompact(t *testing.T) {
@@ -330,7 +330,7 @@ func TestXORCompact(t *testing.T) {
 	requireBytes(t, want, c.Bytes())
 	requireSamples(t, ss, collect(t, before))
 	// Appending after Compact still works.
-	more := []testSample{{ss[len(ss)-1].t + 15000, math.Float64bits(1)}}
+	more := []testSample{{T: ss[len(ss)-1].T + 15000, V: math.Float64bits(1)}}
 	app := mustAppender(t, c)
 	appendAll(app, more)
 	requireSamples(t, append(ss, more...), collect(t, c.Iterator(nil)))
@@ -363,7 +363,7 @@ func TestXORZeroValue(t *testing.T) {
 	var c XORChunk
 	require.Zero(t, c.NumSamples(), "zero chunk not empty")
 	require.False(t, c.Iterator(nil).Next(), "zero chunk not empty")
-	ss := []testSample{{5, 5}, {6, 6}}
+	ss := []testSample{{T: 5, V: 5}, {T: 6, V: 6}}
 	appendAll(mustAppender(t, &c), ss)
 	requireSamples(t, ss, collect(t, c.Iterator(nil)))
 }

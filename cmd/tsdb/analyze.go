@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -70,39 +69,28 @@ const ctxCheckEvery = 1024
 
 // analyzeBlock reads the series of a block from its index: labels and the
 // time range of their chunks. It does not read the chunks. Reading the
-// index file directly is a format read past the public API: see "the
-// exception" in main.go.
+// index file is a format read past the public API, through package check:
+// see "the exception" in main.go.
 func analyzeBlock(ctx context.Context, b diskBlock) (*cardinality, error) {
-	ix, err := index.NewFileReader(vfs.OS(), filepath.Join(b.dir, "index"))
-	if err != nil {
-		return nil, err
-	}
-	defer ix.Close()
 	c := newCardinality("Block ID: "+b.meta.ULID.String(), b.meta.MinTime, b.meta.MaxTime)
 	c.span = fmt.Sprintf("%s to %s (%s)", formatTime(b.meta.MinTime), formatTime(b.meta.MaxTime), formatSpan(b.meta.MinTime, b.meta.MaxTime))
-	p, err := ix.AllPostings()
+	n := 0
+	err := check.IndexSeries(vfs.OS(), b.dir, func(lset labels.Labels, nchunks int, mint, maxt int64) error {
+		if n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		n++
+		if nchunks > 0 {
+			c.add(lset, mint, maxt)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var (
-		builder = labels.NewScratchBuilder(16)
-		metas   []index.ChunkMeta
-	)
-	for n := 0; p.Next(); n++ {
-		if n%ctxCheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if err := ix.Series(p.At(), &builder, &metas); err != nil {
-			return nil, err
-		}
-		if len(metas) == 0 {
-			continue
-		}
-		c.add(builder.Labels(), metas[0].MinTime, metas[len(metas)-1].MaxTime)
-	}
-	return c, p.Err()
+	return c, nil
 }
 
 // analyzeHead reads the series of the head (opened read-only, replaying

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/isotsdb/tsdb/internal/wlog"
+	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -89,15 +89,16 @@ func walSummary(dir string) string {
 	if n > 0 {
 		s = fmt.Sprintf("%s (%08d to %08d, %s)", plural(n, "segment"), first, last, humanize.IBytes(uint64(size)))
 	}
-	// A format read past the public API: see "the exception" in main.go.
-	cp, _, err := wlog.LastCheckpoint(vfs.OS(), dir)
+	// A format read past the public API, through package check: see "the
+	// exception" in main.go.
+	cp, err := check.LastCheckpoint(vfs.OS(), dir)
 	switch {
-	case err == nil:
-		s += ", " + filepath.Base(cp) + " (" + humanize.IBytes(uint64(dirSize(cp))) + ")"
-	case errors.Is(err, wlog.ErrNotFound):
+	case err != nil:
+		s += ", checkpoint: " + err.Error()
+	case cp == "":
 		s += ", no checkpoint"
 	default:
-		s += ", checkpoint: " + err.Error()
+		s += ", " + filepath.Base(cp) + " (" + humanize.IBytes(uint64(dirSize(cp))) + ")"
 	}
 	return s
 }

@@ -30,12 +30,13 @@
 // the documented exception:
 //
 //   - check runs package check, which reads every format itself;
-//   - analyze of a block reads the block's index with internal/index, to
+//   - analyze of a block reads the block's index with check.IndexSeries, to
 //     get every series' labels and chunk time ranges without reading the
 //     chunks or opening the database;
-//   - ls finds the WAL's newest checkpoint with internal/wlog.
+//   - ls finds the WAL's newest checkpoint with check.LastCheckpoint.
 //
-// Nothing else in this command imports an internal package.
+// This command imports no internal package: package check is its only way
+// to the formats.
 package main
 
 import (

@@ -1,16 +1,13 @@
 package index
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
-// Errors of the index package. Errors returned wrap one of these (or an
-// I/O error of the filesystem) so errors.Is can classify them.
+// Errors of the index package. Errors returned wrap one of these, an I/O
+// error of the filesystem, or are a *corrupt.Error (damaged index data:
+// errors.Is(err, corrupt.ErrCorrupt) holds) so errors.Is can classify them.
 var (
-	// ErrCorrupt is wrapped by every *CorruptionError.
-	ErrCorrupt = errors.New("index: corrupt index")
-	// ErrChecksum is wrapped, with ErrCorrupt, when a CRC32C does not match.
+	// ErrChecksum is wrapped by the *corrupt.Error of a CRC32C that does
+	// not match.
 	ErrChecksum = errors.New("index: checksum mismatch")
 	// ErrUnsupportedVersion is returned for an index file whose magic is
 	// right but whose format version this package does not read.
@@ -37,27 +34,3 @@ var (
 	// point into the index.
 	ErrNotFound = errors.New("index: not found")
 )
-
-// CorruptionError reports damaged index data: where it was found and what
-// was wrong. errors.Is(err, ErrCorrupt) holds for it, as does errors.Is(err,
-// Err).
-type CorruptionError struct {
-	// File is the path of the index file, empty for an in-memory index.
-	File string
-	// Offset is the byte offset in the file of the damaged structure.
-	Offset int64
-	// Err describes the damage.
-	Err error
-}
-
-// Error implements error.
-func (e *CorruptionError) Error() string {
-	file := e.File
-	if file == "" {
-		file = "<memory>"
-	}
-	return fmt.Sprintf("index: corrupt index %s at offset %d: %v", file, e.Offset, e.Err)
-}
-
-// Unwrap returns ErrCorrupt and the underlying error.
-func (e *CorruptionError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }

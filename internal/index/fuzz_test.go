@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -73,7 +74,7 @@ func checkReader(t *testing.T, b []byte) {
 		t.Fatalf("opening %d bytes allocated %d bytes", len(b), alloc)
 	}
 	if err != nil {
-		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
+		if !errors.Is(err, corrupt.ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
 			t.Fatalf("unexpected error class: %v", err)
 		}
 		return

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -545,7 +546,7 @@ func TestReaderVersions(t *testing.T) {
 }
 
 // TestReaderCorruption flips every byte of the golden index in turn: the
-// reader must either fail with a *CorruptionError (or ErrUnsupportedVersion
+// reader must either fail with a *corrupt.Error (or ErrUnsupportedVersion
 // for the version byte) on open, or report corruption when the damaged part
 // is read; it must never return wrong data silently for a byte covered by a
 // checksum.
@@ -557,8 +558,8 @@ func TestReaderCorruption(t *testing.T) {
 		b[i] ^= 0x5a
 		r, err := NewReader(b)
 		if err != nil {
-			var ce *CorruptionError
-			isTrue(t, errors.As(err, &ce) && errors.Is(err, ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "byte %d: %v", i, err)
+			var ce *corrupt.Error
+			isTrue(t, errors.As(err, &ce) && errors.Is(err, corrupt.ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "byte %d: %v", i, err)
 			continue
 		}
 		// Opened: the damage is in a lazily checked part or in padding.
@@ -567,11 +568,11 @@ func TestReaderCorruption(t *testing.T) {
 			noErr(t, readErr, "padding byte %d", i)
 			continue
 		}
-		isTrue(t, errors.Is(readErr, ErrCorrupt), "byte %d: damage not detected (%v)", i, readErr)
+		isTrue(t, errors.Is(readErr, corrupt.ErrCorrupt), "byte %d: damage not detected (%v)", i, readErr)
 	}
 	for n := range len(good) {
 		_, err := NewReader(good[:n])
-		isTrue(t, errors.Is(err, ErrCorrupt), "truncated to %d: %v", n, err)
+		isTrue(t, errors.Is(err, corrupt.ErrCorrupt), "truncated to %d: %v", n, err)
 	}
 }
 
@@ -638,7 +639,7 @@ func TestNewFileReaderErrors(t *testing.T) {
 	isTrue(t, errors.Is(err, fs.ErrNotExist), "%v", err)
 	noErr(t, fsys.WriteFile("junk", []byte("not an index at all, no no no, not at all, not even close to one"), 0o644))
 	_, err = NewFileReader(fsys, "junk")
-	var ce *CorruptionError
+	var ce *corrupt.Error
 	isTrue(t, errors.As(err, &ce), "%v", err)
 	equal(t, "junk", ce.File)
 	equal(t, int64(0), ce.Offset)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/encoding"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -27,7 +29,7 @@ const postingsSample = 32
 // postings offset table; postings lists and series entries are checked when
 // read. No length read from the file is trusted before it is checked
 // against the data that is really there, so damaged files yield a
-// *CorruptionError, never a panic.
+// *corrupt.Error, never a panic.
 //
 // A Reader is safe for concurrent use, except Close, which must come after
 // every other use. Postings it returns and strings it passes to the
@@ -119,8 +121,19 @@ func (r *Reader) fileName() string {
 	return r.file
 }
 
+// corrupt returns the error of damaged index data at off.
 func (r *Reader) corrupt(off int64, err error) error {
-	return &CorruptionError{File: r.file, Offset: off, Err: err}
+	return corrupt.At(r.file, off, err)
+}
+
+// corruptIn returns the error of damaged data in the structure what that
+// starts at off: err with what for context if a Decbuf located the damage
+// already (at the field that failed), else a *corrupt.Error at off.
+func (r *Reader) corruptIn(off int64, what string, err error) error {
+	if _, _, ok := corrupt.Locate(err); ok {
+		return fmt.Errorf("index: %s: %w", what, err)
+	}
+	return r.corrupt(off, fmt.Errorf("%s: %w", what, err))
 }
 
 func (r *Reader) readTOC() error {
@@ -176,23 +189,26 @@ func (r *Reader) readSymbols() error {
 	if len(data) < 4 {
 		return r.corrupt(int64(r.toc.symbols), fmt.Errorf("symbol table: %w", errShort))
 	}
-	r.symbols, err = newSymbolTable(data[4:], int64(r.toc.symbols)+8, binary.BigEndian.Uint32(data))
+	r.symbols, err = newSymbolTable(data[4:], r.file, int64(r.toc.symbols)+8, binary.BigEndian.Uint32(data))
 	if err != nil {
-		return r.corrupt(int64(r.toc.symbols), fmt.Errorf("symbol table: %w", err))
+		return r.corruptIn(int64(r.toc.symbols), "symbol table", err)
 	}
 	return nil
 }
 
 // postingsEntryAt decodes the postings offset table entry at off.
 func (r *Reader) postingsEntryAt(off int) (name, value []byte, postingsOff uint64, next int, err error) {
-	d := decoder{b: r.postingsTable[off:]}
-	if k := d.uvarint(); k != 2 && d.err == nil {
+	d := encoding.NewDecbuf(r.postingsTable[off:])
+	if k := d.Uvarint(); k != 2 && !d.Failed() {
 		return nil, nil, 0, 0, fmt.Errorf("entry with %d keys", k)
 	}
-	name = d.uvarintBytes()
-	value = d.uvarintBytes()
-	postingsOff = d.uvarint()
-	return name, value, postingsOff, len(r.postingsTable) - d.len(), d.err
+	name = d.UvarintBytes()
+	value = d.UvarintBytes()
+	postingsOff = d.Uvarint()
+	if d.Failed() {
+		return nil, nil, 0, 0, d.ErrIn(r.file, r.postingsBase+int64(off))
+	}
+	return name, value, postingsOff, off + d.Offset(), nil
 }
 
 func (r *Reader) readPostingsTable() error {
@@ -240,7 +256,7 @@ func (r *Reader) readPostingsTable() error {
 	for i := range count {
 		name, value, _, next, err := r.postingsEntryAt(off)
 		if err != nil {
-			return r.corrupt(r.postingsBase+int64(off), fmt.Errorf("postings offset table entry %d: %w", i, err))
+			return r.corruptIn(r.postingsBase+int64(off), fmt.Sprintf("postings offset table entry %d", i), err)
 		}
 		if i > 0 {
 			c := bytes.Compare(name, prevName)
@@ -288,7 +304,7 @@ func (r *Reader) Close() error {
 
 // Symbols returns an iterator over the symbol table, in order.
 func (r *Reader) Symbols() StringIter {
-	return &symbolIter{d: decoder{b: r.symbols.b}, left: r.symbols.count}
+	return &symbolIter{d: r.symbols.decbuf(0), file: r.symbols.file, base: r.symbols.base, left: r.symbols.count}
 }
 
 // NumSymbols returns the number of symbols in the symbol table.
@@ -369,7 +385,7 @@ func (r *Reader) walkValues(e []postingsSampleEntry, off int, f func(value []byt
 	for off <= lastOff {
 		_, v, po, next, err := r.postingsEntryAt(off)
 		if err != nil {
-			return r.corrupt(r.postingsBase+int64(off), fmt.Errorf("postings offset table: %w", err))
+			return r.corruptIn(r.postingsBase+int64(off), "postings offset table", err)
 		}
 		if !f(v, po) {
 			return nil
@@ -430,7 +446,7 @@ func (r *Reader) Postings(name string, values ...string) (Postings, error) {
 		for cursor <= lastOff {
 			_, val, po, next, err := r.postingsEntryAt(cursor)
 			if err != nil {
-				return nil, r.corrupt(r.postingsBase+int64(cursor), fmt.Errorf("postings offset table: %w", err))
+				return nil, r.corruptIn(r.postingsBase+int64(cursor), "postings offset table", err)
 			}
 			c := strings.Compare(yoloString(val), v)
 			if c > 0 {
@@ -497,40 +513,40 @@ func (r *Reader) Series(ref uint64, builder *labels.ScratchBuilder, chks *[]Chun
 		return fmt.Errorf("%w: series %d in %s", ErrNotFound, ref, r.fileName())
 	}
 	off := ref * seriesAlign
-	d := decoder{b: r.b[off:r.seriesEnd]}
-	size := d.uvarint()
-	if d.err == nil && size > uint64(d.len()) {
-		d.fail(errShort)
+	d := encoding.NewDecbuf(r.b[off:r.seriesEnd])
+	size := d.Uvarint()
+	if !d.Failed() && (size > uint64(d.Len()) || uint64(d.Len())-size < 4) {
+		d.Failf("entry of %d bytes and its CRC run past the series section: %w", size, encoding.ErrShort)
 	}
-	if d.err == nil && uint64(d.len())-size < 4 {
-		d.fail(errShort)
+	if d.Failed() {
+		return r.corruptIn(int64(off), "series", d.ErrIn(r.file, int64(off)))
 	}
-	if d.err != nil {
-		return r.corrupt(int64(off), fmt.Errorf("series: %w", d.err))
-	}
-	body := d.b[:size]
-	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(d.b[size:]) {
+	bodyOff := int64(off) + int64(d.Offset())
+	b := d.Bytes()
+	body := b[:size]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(b[size:]) {
 		return r.corrupt(int64(off), fmt.Errorf("series: %w", ErrChecksum))
 	}
-	if err := r.decodeSeries(body, builder, chks); err != nil {
-		return r.corrupt(int64(off), fmt.Errorf("series: %w", err))
+	if err := r.decodeSeries(body, bodyOff, builder, chks); err != nil {
+		return r.corruptIn(int64(off), "series", err)
 	}
 	return nil
 }
 
-// decodeSeries decodes the body of a series entry.
-func (r *Reader) decodeSeries(b []byte, builder *labels.ScratchBuilder, chks *[]ChunkMeta) error {
+// decodeSeries decodes the body of a series entry, b, which starts at
+// offset base of the file.
+func (r *Reader) decodeSeries(b []byte, base int64, builder *labels.ScratchBuilder, chks *[]ChunkMeta) error {
 	builder.Reset()
-	d := decoder{b: b}
-	k := d.uvarint()
-	if k > uint64(d.len())/2 {
+	d := encoding.NewDecbuf(b)
+	k := d.Uvarint()
+	if k > uint64(d.Len())/2 {
 		return fmt.Errorf("%d labels in %d bytes", k, len(b))
 	}
 	var prevName string
 	for i := range k {
-		ni, vi := d.uvarint32(), d.uvarint32()
-		if d.err != nil {
-			return d.err
+		ni, vi := d.Uvarint32(), d.Uvarint32()
+		if d.Failed() {
+			return d.ErrIn(r.file, base)
 		}
 		name, ok := r.nameSyms[ni]
 		if !ok {
@@ -551,40 +567,40 @@ func (r *Reader) decodeSeries(b []byte, builder *labels.ScratchBuilder, chks *[]
 		builder.Add(name, yoloString(vb))
 	}
 	if chks == nil {
-		return d.err
+		return d.ErrIn(r.file, base)
 	}
 	*chks = (*chks)[:0]
-	k = d.uvarint()
-	if d.err != nil {
-		return d.err
+	k = d.Uvarint()
+	if d.Failed() {
+		return d.ErrIn(r.file, base)
 	}
 	// A chunk takes at least 3 bytes, which bounds the allocation.
-	if k > uint64(d.len())/3 {
-		return fmt.Errorf("%d chunks in %d bytes", k, d.len())
+	if k > uint64(d.Len())/3 {
+		return fmt.Errorf("%d chunks in %d bytes", k, d.Len())
 	}
 	if k == 0 {
-		if d.len() != 0 {
-			return fmt.Errorf("%d bytes after the chunks", d.len())
+		if d.Len() != 0 {
+			return fmt.Errorf("%d bytes after the chunks", d.Len())
 		}
 		return nil
 	}
 	*chks = slices.Grow(*chks, int(k))
-	mint := d.varint()
-	maxt := mint + int64(d.uvarint())
-	ref := d.uvarint()
+	mint := d.Varint()
+	maxt := mint + int64(d.Uvarint())
+	ref := d.Uvarint()
 	*chks = append(*chks, ChunkMeta{Ref: ref, MinTime: mint, MaxTime: maxt})
 	for i := uint64(1); i < k; i++ {
-		mint = maxt + int64(d.uvarint())
-		maxt = mint + int64(d.uvarint())
-		ref += uint64(d.varint())
+		mint = maxt + int64(d.Uvarint())
+		maxt = mint + int64(d.Uvarint())
+		ref += uint64(d.Varint())
 		*chks = append(*chks, ChunkMeta{Ref: ref, MinTime: mint, MaxTime: maxt})
 	}
-	if d.err != nil {
+	if d.Failed() {
 		*chks = (*chks)[:0]
-		return d.err
+		return d.ErrIn(r.file, base)
 	}
-	if d.len() != 0 {
-		return fmt.Errorf("%d bytes after the chunks", d.len())
+	if d.Len() != 0 {
+		return fmt.Errorf("%d bytes after the chunks", d.Len())
 	}
 	return nil
 }

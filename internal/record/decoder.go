@@ -7,6 +7,8 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/encoding"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -17,9 +19,11 @@ import (
 //
 // Every method appends to out and returns the extended slice. On error it
 // returns out unchanged (same length) and an error wrapping ErrWrongType or
-// ErrCorrupt. Sizes read from the record are checked against the bytes left
-// before anything is allocated, so hostile input cannot cause allocations
-// larger than a small multiple of its own size.
+// a *corrupt.Error (its Offset counts from the start of the record; it
+// names no file: the caller, which knows where the record is, wraps it).
+// Sizes read from the record are checked against the bytes left before
+// anything is allocated, so hostile input cannot cause allocations larger
+// than a small multiple of its own size.
 type Decoder struct {
 	builder labels.ScratchBuilder // reused for every series; Reset before use
 }
@@ -42,20 +46,20 @@ func (d *Decoder) Series(rec []byte, out []RefSeries) ([]RefSeries, error) {
 		return out, wrongType("series", rec)
 	}
 	orig := len(out)
-	db := decbuf{rec: rec, off: 1, typ: Series}
-	for db.len() > 0 {
-		ref := db.be64()
-		n := db.uvarint()
+	db := newDecbuf(rec)
+	for db.Len() > 0 {
+		ref := db.Be64()
+		n := db.Uvarint()
 		// Each label needs at least two bytes (two zero lengths).
-		if db.err == nil && n > uint64(db.len()/2) {
-			db.fail(fmt.Sprintf("label count %d exceeds what the %d bytes left can hold", n, db.len()))
+		if !db.Failed() && n > uint64(db.Len()/2) {
+			db.Failf("label count %d exceeds what the %d bytes left can hold", n, db.Len())
 		}
-		if db.err != nil {
-			return out[:orig], fmt.Errorf("series %d: %w", len(out)-orig, db.err)
+		if db.Failed() {
+			return out[:orig], fmt.Errorf("series record: series %d: %w", len(out)-orig, db.Err())
 		}
 		ls, err := d.labels(&db, int(n))
 		if err != nil {
-			return out[:orig], fmt.Errorf("series %d (ref %d): %w", len(out)-orig, ref, err)
+			return out[:orig], fmt.Errorf("series record: series %d (ref %d): %w", len(out)-orig, ref, err)
 		}
 		out = append(out, RefSeries{Ref: ref, Labels: ls})
 	}
@@ -67,22 +71,22 @@ func (d *Decoder) Series(rec []byte, out []RefSeries) ([]RefSeries, error) {
 // ScratchBuilder.Labels copies them into the label set's own encoding
 // before returning, and the builder is Reset before the next use. A test
 // (TestSeriesLabelsDoNotAliasRecord) guards this assumption.
-func (d *Decoder) labels(db *decbuf, n int) (labels.Labels, error) {
+func (d *Decoder) labels(db *encoding.Decbuf, n int) (labels.Labels, error) {
 	d.builder.Reset()
 	var prevName string
 	for i := 0; i < n; i++ {
-		ns, ne := db.str()
-		vs, ve := db.str()
-		if db.err != nil {
-			return labels.Labels{}, db.err
+		off := db.Offset()
+		nb := db.UvarintBytes()
+		vb := db.UvarintBytes()
+		if db.Failed() {
+			return labels.Labels{}, db.Err()
 		}
-		name := aliasString(db.rec[ns:ne])
+		name := aliasString(nb)
 		if i > 0 && name <= prevName {
-			return labels.Labels{}, fmt.Errorf("%w: series record, byte %d: label name %q does not sort after %q",
-				ErrCorrupt, ns, name, prevName)
+			return labels.Labels{}, corrupt.Errorf("", int64(off), "label name %q does not sort after %q", name, prevName)
 		}
 		prevName = name
-		d.builder.Add(name, aliasString(db.rec[vs:ve]))
+		d.builder.Add(name, aliasString(vb))
 	}
 	ls := d.builder.Labels()
 	d.builder.Reset() // drop the aliases so rec is not kept alive
@@ -121,12 +125,12 @@ func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
 		return out, nil
 	}
 	if len(rec) < 1+16 {
-		return out, fmt.Errorf("%w: samples record, byte 1: truncated base (%d bytes)", ErrCorrupt, len(rec)-1)
+		return out, corrupt.Errorf("", 1, "samples record: truncated base (%d bytes): %w", len(rec)-1, encoding.ErrShort)
 	}
 	baseRef := binary.BigEndian.Uint64(rec[1:])
 	baseT := int64(binary.BigEndian.Uint64(rec[9:]))
 	// This loop is the hot path of WAL replay, so it works on the slice
-	// directly instead of through decbuf.
+	// directly instead of through a Decbuf.
 	b := rec[17:]
 	orig := len(out)
 	out = slices.Grow(out, len(b)/minSampleV1Size)
@@ -142,7 +146,7 @@ func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
 		}
 		b = b[n:]
 		if len(b) < 8 {
-			return out[:orig], samplesV1Error(rec, b, len(out)-orig, "truncated 64-bit field")
+			return out[:orig], samplesV1Error(rec, b, len(out)-orig, fmt.Errorf("64-bit field: %w", encoding.ErrShort))
 		}
 		out = append(out, RefSample{
 			Ref: baseRef + uint64(dref),
@@ -154,9 +158,26 @@ func samplesV1(rec []byte, out []RefSample) ([]RefSample, error) {
 	return out, nil
 }
 
-// samplesV1Error reports a problem at the start of rest, a suffix of rec.
-func samplesV1Error(rec, rest []byte, sample int, what string) error {
-	return fmt.Errorf("sample %d: %w: samples record, byte %d: %s", sample, ErrCorrupt, len(rec)-len(rest), what)
+// samplesV1Error reports a problem at the start of rest, a suffix of rec,
+// with the same causes as a Decbuf's.
+func samplesV1Error(rec, rest []byte, sample int, cause error) error {
+	return fmt.Errorf("samples record: sample %d: %w", sample, corrupt.At("", int64(len(rec)-len(rest)), cause))
+}
+
+// varintProblem is the cause of a failed varint read that returned n <= 0.
+func varintProblem(n int) error {
+	if n == 0 {
+		return fmt.Errorf("varint: %w", encoding.ErrShort)
+	}
+	return fmt.Errorf("varint: %w", encoding.ErrVarint)
+}
+
+// newDecbuf returns a Decbuf over the fields of rec, after its type byte;
+// its offsets count from the start of rec.
+func newDecbuf(rec []byte) encoding.Decbuf {
+	d := encoding.NewDecbuf(rec)
+	d.Skip(1)
+	return d
 }
 
 // Start-timestamp markers of SamplesV2 records.
@@ -176,38 +197,35 @@ const minSampleV2Size = 1 + 1 + 1 + 8
 // varint, st marker byte [+ varint], value be64).
 func samplesV2(rec []byte, out []RefSample) ([]RefSample, error) {
 	orig := len(out)
-	db := decbuf{rec: rec, off: 1, typ: SamplesV2}
-	if db.len() == 0 {
+	db := newDecbuf(rec)
+	if db.Len() == 0 {
 		return out, nil
 	}
-	out = slices.Grow(out, db.len()/minSampleV2Size)
+	out = slices.Grow(out, db.Len()/minSampleV2Size)
 	var prevRef uint64
 	var firstT int64
-	for i := 0; db.len() > 0; i++ {
+	for i := 0; db.Len() > 0; i++ {
 		var ref uint64
 		var t int64
 		if i == 0 {
-			ref = uint64(db.varint())
-			t = db.varint()
+			ref = uint64(db.Varint())
+			t = db.Varint()
 			firstT = t
-			db.varint() // start timestamp, not kept
+			db.Varint() // start timestamp, not kept
 		} else {
-			ref = prevRef + uint64(db.varint())
-			t = firstT + db.varint()
-			switch m := db.byte1(); m {
+			ref = prevRef + uint64(db.Varint())
+			t = firstT + db.Varint()
+			switch m := db.Byte(); m {
 			case stNone, stSame:
 			case stExplicit:
-				db.varint()
+				db.Varint()
 			default:
-				if db.err == nil {
-					db.off--
-					db.fail(fmt.Sprintf("unknown start-time marker %d", m))
-				}
+				db.FailAt(db.Offset()-1, fmt.Errorf("unknown start-time marker %d", m))
 			}
 		}
-		v := db.be64()
-		if db.err != nil {
-			return out[:orig], fmt.Errorf("sample %d: %w", i, db.err)
+		v := db.Be64()
+		if db.Failed() {
+			return out[:orig], fmt.Errorf("samples record: sample %d: %w", i, db.Err())
 		}
 		prevRef = ref
 		out = append(out, RefSample{Ref: ref, T: t, V: math.Float64frombits(v)})
@@ -227,18 +245,18 @@ func (d *Decoder) Tombstones(rec []byte, out []Stone) ([]Stone, error) {
 		return out, wrongType("tombstones", rec)
 	}
 	orig := len(out)
-	db := decbuf{rec: rec, off: 1, typ: Tombstones}
-	if db.len() == 0 {
+	db := newDecbuf(rec)
+	if db.Len() == 0 {
 		return out, nil
 	}
-	ivs := make([]tombstones.Interval, 0, db.len()/minStoneSize)
-	out = slices.Grow(out, db.len()/minStoneSize)
-	for db.len() > 0 {
-		ref := db.be64()
-		mint := db.varint()
-		maxt := db.varint()
-		if db.err != nil {
-			return out[:orig], fmt.Errorf("tombstone %d: %w", len(out)-orig, db.err)
+	ivs := make([]tombstones.Interval, 0, db.Len()/minStoneSize)
+	out = slices.Grow(out, db.Len()/minStoneSize)
+	for db.Len() > 0 {
+		ref := db.Be64()
+		mint := db.Varint()
+		maxt := db.Varint()
+		if db.Failed() {
+			return out[:orig], fmt.Errorf("tombstones record: tombstone %d: %w", len(out)-orig, db.Err())
 		}
 		k := len(ivs)
 		ivs = append(ivs, tombstones.Interval{Mint: mint, Maxt: maxt})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -236,7 +237,7 @@ func TestDecodeCorrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var d Decoder
-			require.ErrorIs(t, tc.dec(&d, tc.rec), ErrCorrupt)
+			require.ErrorIs(t, tc.dec(&d, tc.rec), corrupt.ErrCorrupt)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/internal/encoding"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -40,10 +42,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Errors of the tombstones file.
 var (
-	// ErrCorrupt is wrapped by every *CorruptionError.
-	ErrCorrupt = errors.New("tombstones: corrupt file")
-	// ErrChecksum is wrapped, with ErrCorrupt, when the CRC32C does not
-	// match.
+	// ErrChecksum is wrapped by the *corrupt.Error of a CRC32C that does
+	// not match. Damage of any kind is a *corrupt.Error, for which
+	// errors.Is(err, corrupt.ErrCorrupt) holds.
 	ErrChecksum = errors.New("tombstones: checksum mismatch")
 	// ErrUnsupportedVersion is returned for a file with the right magic
 	// and an unknown version.
@@ -55,29 +56,6 @@ var (
 	// counts some has lost its deletions.
 	ErrMissing = errors.New("tombstones: file missing")
 )
-
-// CorruptionError reports a damaged tombstones file. errors.Is(err,
-// ErrCorrupt) holds for it, as does errors.Is(err, Err).
-type CorruptionError struct {
-	// File is the path of the file, empty for Decode.
-	File string
-	// Offset is the byte offset of the damage in the file.
-	Offset int64
-	// Err describes the damage.
-	Err error
-}
-
-// Error implements error.
-func (e *CorruptionError) Error() string {
-	file := e.File
-	if file == "" {
-		file = "<memory>"
-	}
-	return fmt.Sprintf("tombstones: corrupt file %s at offset %d: %v", file, e.Offset, e.Err)
-}
-
-// Unwrap returns ErrCorrupt and the underlying error.
-func (e *CorruptionError) Unwrap() []error { return []error{ErrCorrupt, e.Err} }
 
 // Encode returns the contents of a tombstones file holding the intervals
 // of tr.
@@ -106,21 +84,21 @@ func Decode(b []byte) (*MemTombstones, error) {
 }
 
 func decode(b []byte, file string) (*MemTombstones, error) {
-	corrupt := func(off int, err error) error {
-		return &CorruptionError{File: file, Offset: int64(off), Err: err}
+	damaged := func(off int, err error) error {
+		return corrupt.At(file, int64(off), err)
 	}
 	if len(b) < headerLen+crcLen {
-		return nil, corrupt(0, fmt.Errorf("file of %d bytes is too short", len(b)))
+		return nil, damaged(0, fmt.Errorf("file of %d bytes is too short", len(b)))
 	}
 	if m := binary.BigEndian.Uint32(b); m != MagicTombstones {
-		return nil, corrupt(0, fmt.Errorf("bad magic %#x", m))
+		return nil, damaged(0, fmt.Errorf("bad magic %#x", m))
 	}
 	if v := b[4]; v != FormatV1 {
 		return nil, fmt.Errorf("%w: %d", ErrUnsupportedVersion, v)
 	}
 	body := b[headerLen : len(b)-crcLen]
 	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(b[len(b)-crcLen:]) {
-		return nil, corrupt(len(b)-crcLen, ErrChecksum)
+		return nil, damaged(len(b)-crcLen, ErrChecksum)
 	}
 	// Collect first and merge per series after, so that many entries of
 	// one series cost O(n log n), not O(n²).
@@ -129,20 +107,15 @@ func decode(b []byte, file string) (*MemTombstones, error) {
 		iv  Interval
 	}
 	entries := make([]entry, 0, len(body)/minEntry)
-	for off := 0; off < len(body); {
-		ref, n1 := binary.Uvarint(body[off:])
-		if n1 <= 0 {
-			return nil, corrupt(headerLen+off, errors.New("bad series reference"))
+	d := encoding.NewDecbuf(body)
+	for n := 0; d.Len() > 0; n++ {
+		ref := d.Uvarint()
+		mint := d.Varint()
+		maxt := d.Varint()
+		if d.Failed() {
+			// A *corrupt.Error at the field that failed.
+			return nil, fmt.Errorf("tombstones: entry %d: %w", n, d.ErrIn(file, headerLen))
 		}
-		mint, n2 := binary.Varint(body[off+n1:])
-		if n2 <= 0 {
-			return nil, corrupt(headerLen+off, errors.New("bad mint"))
-		}
-		maxt, n3 := binary.Varint(body[off+n1+n2:])
-		if n3 <= 0 {
-			return nil, corrupt(headerLen+off, errors.New("bad maxt"))
-		}
-		off += n1 + n2 + n3
 		if mint <= maxt {
 			entries = append(entries, entry{ref, Interval{mint, maxt}})
 		}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -165,13 +166,13 @@ func TestDecodeErrors(t *testing.T) {
 			}
 			continue
 		}
-		var ce *CorruptionError
-		if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
+		var ce *corrupt.Error
+		if !errors.As(err, &ce) || !errors.Is(err, corrupt.ErrCorrupt) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 	}
 	for n := range len(good) {
-		if _, err := Decode(good[:n]); !errors.Is(err, ErrCorrupt) {
+		if _, err := Decode(good[:n]); !errors.Is(err, corrupt.ErrCorrupt) {
 			t.Fatalf("truncated to %d: %v", n, err)
 		}
 	}
@@ -179,9 +180,9 @@ func TestDecodeErrors(t *testing.T) {
 	body := []byte{0x01, 0xff}
 	b := append([]byte{0x01, 0x30, 0xBA, 0x30, 0x01}, body...)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
-	var ce *CorruptionError
+	var ce *corrupt.Error
 	_, err = Decode(b)
-	if !errors.As(err, &ce) || ce.Offset != 5 {
+	if !errors.As(err, &ce) || ce.Offset != 6 { // the mint
 		t.Fatalf("bad varint: %v", err)
 	}
 }
@@ -275,7 +276,7 @@ func FuzzRead(f *testing.F) {
 		check := func(b []byte) {
 			d, err := Decode(b)
 			if err != nil {
-				if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
+				if !errors.Is(err, corrupt.ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
 					t.Fatalf("unexpected error class: %v", err)
 				}
 				return

@@ -30,7 +30,7 @@
 // Open starts a new segment after the last existing one, so it never
 // appends to a segment that a crash may have torn. Before logging, the
 // owner replays the log with NewSegmentsReader and Reader; if the Reader
-// ends with a *CorruptionErr (a torn tail after a crash, or damaged bytes),
+// ends with a *corrupt.Error (a torn tail after a crash, or damaged bytes),
 // Repair truncates the log at the last whole record before the damage.
 // Checkpoint compacts a prefix of the segments into a checkpoint so the
 // segments can be deleted with Truncate.

@@ -2,18 +2,18 @@ package wlog
 
 import (
 	"errors"
-	"fmt"
+	"path/filepath"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 // Sentinel errors. Errors returned by this package wrap them with context;
 // test with errors.Is.
 var (
-	// ErrCorrupt is wrapped by the Err of every *CorruptionErr.
-	ErrCorrupt = errors.New("wlog: corrupt log")
 	// ErrUnsupportedCompression means a record uses a compression this
 	// package cannot decode (zstd, written by Prometheus), or Options asked
 	// for one it cannot write. Such records are valid: the error is not a
-	// *CorruptionErr, so Repair refuses it instead of deleting data.
+	// *corrupt.Error, so Repair refuses it instead of deleting data.
 	ErrUnsupportedCompression = errors.New("wlog: unsupported compression")
 	// ErrClosed is returned by operations on a closed WL.
 	ErrClosed = errors.New("wlog: log closed")
@@ -36,27 +36,36 @@ var (
 	ErrInvalidRange = errors.New("wlog: invalid segment range")
 )
 
-// CorruptionErr reports damaged or torn log data found by a Reader. Dir and
-// Segment name the segment file (Segment is -1, Dir empty, and Offset
-// counts from the start of the stream when the Reader was not reading
-// segments through NewSegmentsReader or NewSegmentsRangeReader). Offset is
-// where the bad data starts in that segment: the first fragment of a record
-// that is torn or cut off at the end of the segment, or the bad fragment or
-// padding. Every whole record that ends at or before Offset is intact.
-type CorruptionErr struct {
-	Dir     string
-	Segment int
-	Offset  int64
-	Err     error // wraps ErrCorrupt
-}
+// A Reader reports damaged or torn log data as a *corrupt.Error (for which
+// errors.Is(err, corrupt.ErrCorrupt) holds). Its File is the segment file
+// (SegmentName of the directory and index), or "" when the Reader was not
+// reading segments through NewSegmentsReader or NewSegmentsRangeReader;
+// then Offset counts from the start of the stream. Offset is where the bad
+// data starts in that segment: the first fragment of a record that is torn
+// or cut off at the end of the segment, or the bad fragment or padding.
+// Every whole record that ends at or before Offset is intact.
 
-// Error names the segment file and offset and says what is wrong.
-func (e *CorruptionErr) Error() string {
-	if e.Segment < 0 {
-		return fmt.Sprintf("wlog: corruption at offset %d of the stream: %v", e.Offset, e.Err)
+// corruptSegment returns the *corrupt.Error of damage at off in segment seg
+// of dir, or at off in a plain stream if seg < 0.
+func corruptSegment(dir string, seg int, off int64, err error) *corrupt.Error {
+	if seg < 0 {
+		return corrupt.At("", off, err)
 	}
-	return fmt.Sprintf("wlog: corruption in segment %s at offset %d: %v", SegmentName(e.Dir, e.Segment), e.Offset, e.Err)
+	return corrupt.At(SegmentName(dir, seg), off, err)
 }
 
-// Unwrap returns Err, so errors.Is(err, ErrCorrupt) holds.
-func (e *CorruptionErr) Unwrap() error { return e.Err }
+// CorruptSegment returns the segment that err, a corruption reported by a
+// Reader (or wrapping one), names: its directory, index and the offset of
+// the damage. ok is false if err holds no *corrupt.Error or its File is not
+// a segment file (a plain stream's corruption names none).
+func CorruptSegment(err error) (dir string, seg int, off int64, ok bool) {
+	var ce *corrupt.Error
+	if !errors.As(err, &ce) || ce.File == "" {
+		return "", -1, 0, false
+	}
+	seg, ok = parseSegmentName(filepath.Base(ce.File))
+	if !ok {
+		return "", -1, 0, false
+	}
+	return filepath.Dir(ce.File), seg, ce.Offset, true
+}

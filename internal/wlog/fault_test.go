@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -26,7 +27,7 @@ func recoverLog(t *testing.T, fsys vfs.FS, opts Options) [][]byte {
 	}
 	got, err := readAll(t, fsys, testDir)
 	if err != nil {
-		var cerr *CorruptionErr
+		var cerr *corrupt.Error
 		require.ErrorAs(t, err, &cerr)
 		w, oerr := Open(nil, nil, fsys, testDir, opts)
 		require.NoError(t, oerr)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/golang/snappy"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -69,16 +70,16 @@ func FuzzReader(f *testing.F) {
 		if (segErr == nil) != (streamErr == nil) {
 			t.Fatalf("errors differ: %v vs %v", segErr, streamErr)
 		}
-		var c1, c2 *CorruptionErr
+		var c1, c2 *corrupt.Error
 		if errors.As(segErr, &c1) != errors.As(streamErr, &c2) {
 			t.Fatalf("corruption differs: %v vs %v", segErr, streamErr)
 		}
 		if c1 != nil {
-			if c1.Offset != c2.Offset || c1.Segment != 0 || c2.Segment != -1 {
+			if c1.Offset != c2.Offset || c1.File != SegmentName(testDir, 0) || c2.File != "" {
 				t.Fatalf("corruption positions differ: %v vs %v", c1, c2)
 			}
-			if !errors.Is(segErr, ErrCorrupt) {
-				t.Fatalf("corruption does not wrap ErrCorrupt: %v", segErr)
+			if !errors.Is(segErr, corrupt.ErrCorrupt) {
+				t.Fatalf("corruption does not wrap corrupt.ErrCorrupt: %v", segErr)
 			}
 		}
 	})

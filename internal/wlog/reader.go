@@ -20,7 +20,7 @@ const maxSnappyExpansion = 22
 // NewSegmentsReader or NewSegmentsRangeReader (then errors and positions
 // name segments). It verifies every fragment's checksum and sequence,
 // decompresses snappy records, and reports a torn or damaged tail as a
-// *CorruptionErr rather than as the end of the log. Zero padding at the end
+// *corrupt.Error rather than as the end of the log. Zero padding at the end
 // of a page (and a short last page of a segment) is not an error.
 //
 // A Reader is not safe for concurrent use.
@@ -55,9 +55,9 @@ func NewReader(r io.Reader) *Reader {
 func (r *Reader) Record() []byte { return r.rec }
 
 // Err returns the error that ended reading, or nil if the log ended
-// cleanly. Damage is reported as a *CorruptionErr; a record with an
+// cleanly. Damage is reported as a *corrupt.Error; a record with an
 // unsupported compression as an error wrapping ErrUnsupportedCompression
-// (not a *CorruptionErr: the data is valid); I/O errors as they are,
+// (not a *corrupt.Error: the data is valid); I/O errors as they are,
 // wrapped with context.
 func (r *Reader) Err() error { return r.err }
 
@@ -69,15 +69,10 @@ func (r *Reader) Segment() int { return r.recSeg }
 // its segment (in the stream, for a plain stream).
 func (r *Reader) Offset() int64 { return r.recEnd }
 
-// corrupt ends reading with a *CorruptionErr at offset off of the page's
+// corrupt ends reading with a *corrupt.Error at offset off of the page's
 // segment.
 func (r *Reader) corrupt(info pageInfo, off int64, format string, args ...any) bool {
-	r.err = &CorruptionErr{
-		Dir:     info.dir,
-		Segment: info.seg,
-		Offset:  off,
-		Err:     fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...)),
-	}
+	r.err = corruptSegment(info.dir, info.seg, off, fmt.Errorf("wlog: "+format, args...))
 	r.done = true
 	return false
 }

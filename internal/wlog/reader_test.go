@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -32,13 +33,18 @@ func segmentWith(t *testing.T, data []byte) *vfs.MemFS {
 	return fsys
 }
 
-func requireCorruption(t *testing.T, err error, seg int, off int64) *CorruptionErr {
+func requireCorruption(t *testing.T, err error, seg int, off int64) *corrupt.Error {
 	t.Helper()
-	var cerr *CorruptionErr
+	var cerr *corrupt.Error
 	require.ErrorAs(t, err, &cerr)
-	require.ErrorIs(t, err, ErrCorrupt)
-	require.Equal(t, seg, cerr.Segment, "segment: %v", err)
-	require.Equal(t, off, cerr.Offset, "offset: %v", err)
+	require.ErrorIs(t, err, corrupt.ErrCorrupt)
+	_, gotSeg, gotOff, ok := CorruptSegment(err)
+	if seg < 0 {
+		require.False(t, ok, "segment: %v", err)
+		gotSeg, gotOff = -1, cerr.Offset
+	}
+	require.Equal(t, seg, gotSeg, "segment: %v", err)
+	require.Equal(t, off, gotOff, "offset: %v", err)
 	return cerr
 }
 
@@ -133,7 +139,7 @@ func TestReaderZstd(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnsupportedCompression)
 	require.Contains(t, err.Error(), "zstd")
 	require.Contains(t, err.Error(), "00000000")
-	var cerr *CorruptionErr
+	var cerr *corrupt.Error
 	require.False(t, errors.As(err, &cerr), "zstd records are valid data, not corruption")
 	requireRecords(t, [][]byte{[]byte("a")}, got)
 
@@ -225,6 +231,6 @@ func TestReaderIOError(t *testing.T) {
 	})
 	_, err := readAll(t, fsys, testDir)
 	require.ErrorIs(t, err, eio)
-	var cerr *CorruptionErr
+	var cerr *corrupt.Error
 	require.False(t, errors.As(err, &cerr))
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/isotsdb/tsdb/internal/corrupt"
 )
 
 // Repair fixes the log after reading it ended in origErr, which must be (or
-// wrap) a *CorruptionErr for a segment of this log. It keeps every whole
+// wrap) a *corrupt.Error for a segment of this log (see CorruptSegment). It keeps every whole
 // record of the damaged segment that ends at or before the corruption
 // offset, truncates the segment after the last of them (zero-padding its
 // last page), deletes every later segment (the active one included: the
@@ -22,33 +24,35 @@ import (
 // ErrCannotRepair means origErr was not something Repair can act on and
 // nothing was changed; any other error fails the WL.
 func (w *WL) Repair(origErr error) error {
-	var cerr *CorruptionErr
-	if !errors.As(origErr, &cerr) {
+	var ce *corrupt.Error
+	if !errors.As(origErr, &ce) {
 		return fmt.Errorf("%w: not a corruption error: %w", ErrCannotRepair, origErr)
 	}
-	if cerr.Segment < 0 {
+	dir, seg, off, ok := CorruptSegment(origErr)
+	if !ok {
 		return fmt.Errorf("%w: corruption error names no segment: %w", ErrCannotRepair, origErr)
 	}
-	if filepath.Clean(cerr.Dir) != w.dir {
-		return fmt.Errorf("%w: corruption is in %s, not in this log: %w", ErrCannotRepair, cerr.Dir, origErr)
+	if filepath.Clean(dir) != w.dir {
+		return fmt.Errorf("%w: corruption is in %s, not in this log: %w", ErrCannotRepair, dir, origErr)
 	}
+	cerr := segmentDamage{seg: seg, off: off, err: ce.Err}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkWritableLocked(); err != nil {
 		return err
 	}
-	if cerr.Segment > w.segIdx {
-		return fmt.Errorf("%w: segment %d is after the active segment %d", ErrCannotRepair, cerr.Segment, w.segIdx)
+	if cerr.seg > w.segIdx {
+		return fmt.Errorf("%w: segment %d is after the active segment %d", ErrCannotRepair, cerr.seg, w.segIdx)
 	}
 	refs, err := listSegments(w.fsys, w.dir)
 	if err != nil {
 		return err
 	}
-	if len(refs) == 0 || cerr.Segment < refs[0].index {
-		return fmt.Errorf("%w: segment %d does not exist", ErrCannotRepair, cerr.Segment)
+	if len(refs) == 0 || cerr.seg < refs[0].index {
+		return fmt.Errorf("%w: segment %d does not exist", ErrCannotRepair, cerr.seg)
 	}
 	// Find the cut point before changing anything.
-	keep, err := w.wholeRecordsEnd(cerr.Segment, cerr.Offset)
+	keep, err := w.wholeRecordsEnd(cerr.seg, cerr.off)
 	if err != nil {
 		return err
 	}
@@ -72,8 +76,8 @@ func (w *WL) wholeRecordsEnd(seg int, limit int64) (int64, error) {
 		}
 		end = r.Offset()
 	}
-	var cerr *CorruptionErr
-	if err := r.Err(); err != nil && !errors.As(err, &cerr) {
+	var ce *corrupt.Error
+	if err := r.Err(); err != nil && !errors.As(err, &ce) {
 		// An I/O error (or an unsupported record) before the limit:
 		// do not guess.
 		return 0, fmt.Errorf("wlog: repair: re-read segment %d: %w", seg, err)
@@ -81,8 +85,16 @@ func (w *WL) wholeRecordsEnd(seg int, limit int64) (int64, error) {
 	return end, nil
 }
 
+// segmentDamage is where Repair cuts: the damaged segment, the offset of
+// the damage in it, and what is wrong.
+type segmentDamage struct {
+	seg int
+	off int64
+	err error
+}
+
 // repairLocked does the destructive part of Repair.
-func (w *WL) repairLocked(refs []segmentRef, cerr *CorruptionErr, keep int64) error {
+func (w *WL) repairLocked(refs []segmentRef, cerr segmentDamage, keep int64) error {
 	// Retire the active segment: it is either deleted below or, if it is
 	// the damaged one, reopened for truncation.
 	w.bg.Wait()
@@ -100,7 +112,7 @@ func (w *WL) repairLocked(refs []segmentRef, cerr *CorruptionErr, keep int64) er
 	// the next open finds the same corruption again rather than records
 	// that follow a hole.
 	for _, r := range refs {
-		if r.index <= cerr.Segment {
+		if r.index <= cerr.seg {
 			continue
 		}
 		if err := w.fsys.Remove(r.path()); err != nil {
@@ -111,7 +123,7 @@ func (w *WL) repairLocked(refs []segmentRef, cerr *CorruptionErr, keep int64) er
 	if err := w.fsys.SyncDir(w.dir); err != nil {
 		return fmt.Errorf("wlog: repair: sync log dir: %w", err)
 	}
-	name := SegmentName(w.dir, cerr.Segment)
+	name := SegmentName(w.dir, cerr.seg)
 	f, err := w.fsys.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("wlog: repair: %w", err)
@@ -130,14 +142,14 @@ func (w *WL) repairLocked(refs []segmentRef, cerr *CorruptionErr, keep int64) er
 		return fmt.Errorf("wlog: repair: truncate %s: %w", name, err)
 	}
 	w.logger.Warn("wlog: truncated corrupt segment",
-		"segment", name, "corruption_offset", cerr.Offset, "kept_bytes", keep,
-		"dropped_bytes", size-keep, "cause", cerr.Err)
+		"segment", name, "corruption_offset", cerr.off, "kept_bytes", keep,
+		"dropped_bytes", size-keep, "cause", cerr.err)
 
-	next, err := w.createSegment(cerr.Segment + 1)
+	next, err := w.createSegment(cerr.seg + 1)
 	if err != nil {
 		return err
 	}
-	w.setSegmentLocked(next, cerr.Segment+1)
+	w.setSegmentLocked(next, cerr.seg+1)
 	return nil
 }
 

@@ -3,12 +3,15 @@ package wlog
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -79,7 +82,7 @@ func lastFragment(seg []byte, start int64) int64 {
 }
 
 // TestTornTailEveryOffset cuts the last segment at every byte of the last
-// record: reading must report a CorruptionErr (except at the record's start
+// record: reading must report a *corrupt.Error (except at the record's start
 // and end, which are clean ends), Repair must keep exactly the records
 // before it, and the reopened log must accept new records.
 func TestTornTailEveryOffset(t *testing.T) {
@@ -211,9 +214,10 @@ func TestRepairRefuses(t *testing.T) {
 	w := openTest(t, fsys, Options{})
 	for _, err := range []error{
 		fmt.Errorf("plain"),
-		&CorruptionErr{Segment: -1, Err: ErrCorrupt},
-		&CorruptionErr{Dir: "elsewhere", Segment: 0, Err: ErrCorrupt},
-		&CorruptionErr{Dir: testDir, Segment: 5, Err: ErrCorrupt},
+		corrupt.At("", 0, errors.New("stream")),
+		corrupt.At(filepath.Join(testDir, "checkpoint.00000001"), 0, errors.New("not a segment")),
+		corrupt.At(SegmentName("elsewhere", 0), 0, errors.New("other log")),
+		corrupt.At(SegmentName(testDir, 5), 0, errors.New("after the active segment")),
 	} {
 		require.ErrorIs(t, w.Repair(err), ErrCannotRepair, "%v", err)
 	}

@@ -75,7 +75,7 @@ type page struct {
 // by a Checkpoint that did not finish.
 //
 // The owner should read the existing segments (and the last checkpoint)
-// before logging, and call Repair if that reading ends in a *CorruptionErr.
+// before logging, and call Repair if that reading ends in a *corrupt.Error.
 // logger may be nil (discard); reg may be nil (no metrics). Metrics are
 // named tsdb_wal_* (or as opts.MetricNames says); only one open WL may use a given Registerer.
 func Open(logger *slog.Logger, reg prometheus.Registerer, fsys vfs.FS, dir string, opts Options) (*WL, error) {

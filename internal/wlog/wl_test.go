@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -389,8 +391,13 @@ func TestConcurrentLog(t *testing.T) {
 }
 
 func TestCorruptionErrMessage(t *testing.T) {
-	err := error(&CorruptionErr{Dir: "d", Segment: 3, Offset: 42, Err: errors.Join(ErrCorrupt, errors.New("x"))})
+	err := error(corruptSegment("d", 3, 42, errors.New("x")))
 	require.Contains(t, err.Error(), "00000003")
 	require.Contains(t, err.Error(), "42")
-	require.ErrorIs(t, err, ErrCorrupt)
+	require.ErrorIs(t, err, corrupt.ErrCorrupt)
+	dir, seg, off, ok := CorruptSegment(fmt.Errorf("wrapped: %w", err))
+	require.True(t, ok)
+	require.Equal(t, "d", dir)
+	require.Equal(t, 3, seg)
+	require.Equal(t, int64(42), off)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
-	ourwlog "github.com/isotsdb/tsdb/internal/wlog"
 )
 
 const directionUsReadsProm = "isotsdb reads Prometheus"
@@ -173,10 +172,10 @@ func skippedRecords(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 func checkZstdRefused(t *testing.T, dir string, m *model) {
 	before := hashTree(t, dir)
 	_, err := tsdb.OpenReadOnly(dir, nil, isotsdbReaderOptions())
-	require.ErrorIs(t, err, ourwlog.ErrUnsupportedCompression, "OpenReadOnly")
+	require.ErrorIs(t, err, tsdb.ErrUnsupportedCompression, "OpenReadOnly")
 	require.Equal(t, before, hashTree(t, dir), "OpenReadOnly modified the data dir")
 	_, err = tsdb.Open(dir, nil, nil, isotsdbReaderOptions())
-	require.ErrorIs(t, err, ourwlog.ErrUnsupportedCompression, "Open")
+	require.ErrorIs(t, err, tsdb.ErrUnsupportedCompression, "Open")
 	after := hashTree(t, dir)
 	for path, sum := range before {
 		require.Equal(t, sum, after[path], "Open changed or removed %s", path)

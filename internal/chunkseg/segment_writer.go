@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -128,12 +129,12 @@ func NewSegmentWriter(fsys vfs.FS, dir string, opts ...SegmentWriterOption) (*Se
 
 // WriteChunks appends the chunks to the segment files in order and sets
 // each chks[i].Ref to where its chunk was written. Only Chunk is read (its
-// Encoding and Bytes); MinTime and MaxTime are not stored in segment files.
+// chunks.Encoding and Bytes); MinTime and MaxTime are not stored in segment files.
 //
 // Every Chunk must be non-nil; otherwise nothing is written and the error
 // wraps ErrNoChunk. On an I/O error the refs of the chunks not written are
 // left unchanged and the writer is broken (see SegmentWriter).
-func (w *SegmentWriter) WriteChunks(chks ...Meta) error {
+func (w *SegmentWriter) WriteChunks(chks ...chunks.Meta) error {
 	if w.closed {
 		return fmt.Errorf("chunks: write chunks: %w", ErrClosed)
 	}
@@ -156,7 +157,7 @@ func (w *SegmentWriter) WriteChunks(chks ...Meta) error {
 
 // writeChunk writes one record, first starting a new file if the record
 // does not fit in the current one, and sets m.Ref.
-func (w *SegmentWriter) writeChunk(m *Meta) error {
+func (w *SegmentWriter) writeChunk(m *chunks.Meta) error {
 	enc, data := m.Chunk.Encoding(), m.Chunk.Bytes()
 	size := recordSize(len(data))
 	if w.f == nil || (w.n > SegmentHeaderSize && w.n+size > w.maxSize) {

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/binary"
@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunktest"
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 // checkLayout checks, from the files alone, everything the writer promises
@@ -19,7 +23,7 @@ import (
 // encoding, bytes and checksum at its ref; a new file started exactly when
 // the next record would not fit; files over maxSize only when they hold one
 // chunk.
-func checkLayout(t *testing.T, fsys *vfs.MemFS, metas []Meta, maxSize int64) {
+func checkLayout(t *testing.T, fsys *vfs.MemFS, metas []chunks.Meta, maxSize int64) {
 	t.Helper()
 	entries, err := fsys.ReadDir(testChunksDir)
 	require.NoError(t, err)
@@ -196,7 +200,7 @@ func TestSegmentWriterNilChunk(t *testing.T) {
 	w, err := NewSegmentWriter(fsys, testChunksDir)
 	require.NoError(t, err)
 	metas := goldenMetas(t)
-	bad := []Meta{metas[0], {MinTime: 5, MaxTime: 6}, metas[1]}
+	bad := []chunks.Meta{metas[0], {MinTime: 5, MaxTime: 6}, metas[1]}
 	require.ErrorIs(t, w.WriteChunks(bad...), ErrNoChunk)
 	require.Zero(t, bad[0].Ref, "nothing is written when any chunk is nil")
 
@@ -219,7 +223,7 @@ func TestSegmentWriterClosed(t *testing.T) {
 
 // segmentWorkload writes 60 chunks to several files of a chunks directory
 // it creates, returning the first error and the metas.
-func segmentWorkload(t *testing.T, fsys vfs.FS) ([]Meta, error) {
+func segmentWorkload(t *testing.T, fsys vfs.FS) ([]chunks.Meta, error) {
 	metas := genMetas(t, rand.New(rand.NewPCG(3, 3)), 60, 60)
 	w, err := NewSegmentWriter(fsys, testChunksDir, WithMaxSegmentSize(1024))
 	if err != nil {
@@ -284,7 +288,7 @@ func TestSegmentWriterCrash(t *testing.T) {
 		if err != nil {
 			require.Less(t, k, n, "crash after Close lost data: %v", err)
 			if !errors.Is(err, fs.ErrNotExist) {
-				require.ErrorIs(t, err, ErrCorrupt, "crash after op %d", k)
+				require.ErrorIs(t, err, corrupt.ErrCorrupt, "crash after op %d", k)
 			}
 			continue
 		}
@@ -293,7 +297,7 @@ func TestSegmentWriterCrash(t *testing.T) {
 			if err != nil {
 				require.Less(t, k, n, "crash after Close lost chunk %d: %v", i, err)
 				if !errors.Is(err, ErrInvalidRef) {
-					require.ErrorIs(t, err, ErrCorrupt, "crash after op %d, chunk %d", k, i)
+					require.ErrorIs(t, err, corrupt.ErrCorrupt, "crash after op %d, chunk %d", k, i)
 				}
 				continue
 			}
@@ -324,10 +328,10 @@ func TestSegmentOS(t *testing.T) {
 
 	c, err := rd.Chunk(metas[0].Ref)
 	require.NoError(t, err)
-	want := collect(t, c.Iterator(nil))
+	want := chunktest.Collect(t, c.Iterator(nil))
 	app := mustAppender(t, c)
-	app.Append(want[len(want)-1].t+1, 1)
-	require.Len(t, collect(t, c.Iterator(nil)), len(want)+1)
+	app.Append(want[len(want)-1].T+1, 1)
+	require.Len(t, chunktest.Collect(t, c.Iterator(nil)), len(want)+1)
 	again, err := rd.Chunk(metas[0].Ref)
 	require.NoError(t, err)
 	requireSameChunk(t, metas[0].Chunk, again)

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/hex"
@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunktest"
 )
 
 func TestBlockRef(t *testing.T) {
@@ -75,11 +78,11 @@ func goldenBytes(t testing.TB) []byte {
 }
 
 // goldenMetas returns the chunks of goldenSegment.
-func goldenMetas(t testing.TB) []Meta {
+func goldenMetas(t testing.TB) []chunks.Meta {
 	t.Helper()
-	a := encode(t, []testSample{{1, math.Float64bits(1)}})
-	b := encode(t, []testSample{{1000, math.Float64bits(2)}, {1015, math.Float64bits(2)}})
-	return []Meta{{Chunk: a, MinTime: 1, MaxTime: 1}, {Chunk: b, MinTime: 1000, MaxTime: 1015}}
+	a := encode(t, []chunktest.Sample{{T: 1, V: math.Float64bits(1)}})
+	b := encode(t, []chunktest.Sample{{T: 1000, V: math.Float64bits(2)}, {T: 1015, V: math.Float64bits(2)}})
+	return []chunks.Meta{{Chunk: a, MinTime: 1, MaxTime: 1}, {Chunk: b, MinTime: 1000, MaxTime: 1015}}
 }
 
 func TestSegmentGolden(t *testing.T) {

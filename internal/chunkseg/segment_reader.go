@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -34,7 +36,7 @@ type SegmentReader struct {
 // NewSegmentReader maps every segment file (every file whose name is made
 // only of digits) in dir, in name order, and checks each file's header:
 // length, magic, version and zero padding. A bad header yields a
-// *CorruptionError. A dir with no segment files gives a reader that holds
+// *corrupt.Error. A dir with no segment files gives a reader that holds
 // no chunks.
 //
 // Records are checked only when read, by Chunk, so opening costs one mapping
@@ -69,7 +71,7 @@ func NewSegmentReader(fsys vfs.FS, dir string) (_ *SegmentReader, err error) {
 	return r, nil
 }
 
-// checkSegmentHeader returns a *CorruptionError if b does not start with a
+// checkSegmentHeader returns a *corrupt.Error if b does not start with a
 // valid segment header.
 func checkSegmentHeader(name string, b []byte) error {
 	if len(b) < SegmentHeaderSize {
@@ -91,13 +93,13 @@ func checkSegmentHeader(name string, b []byte) error {
 // the mapped file in place; see SegmentReader for how long it stays valid.
 //
 // It checks that the record lies inside its file and that its checksum
-// matches; a failure yields a *CorruptionError naming the file and the
+// matches; a failure yields a *corrupt.Error naming the file and the
 // chunk's offset. A reference naming no file or pointing into a file's
 // header yields an error wrapping ErrInvalidRef. A record with an encoding
-// this package cannot decode yields an error wrapping ErrUnknownEncoding
-// (not ErrCorrupt: it may come from a newer writer) that names the file and
+// this package cannot decode yields an error wrapping chunks.ErrUnknownEncoding
+// (not corrupt.ErrCorrupt: it may come from a newer writer) that names the file and
 // offset. The samples themselves are checked only as they are iterated.
-func (r *SegmentReader) Chunk(ref uint64) (Chunk, error) {
+func (r *SegmentReader) Chunk(ref uint64) (chunks.Chunk, error) {
 	if r.closed {
 		return nil, fmt.Errorf("chunks: read chunk %#x: %w", ref, ErrClosed)
 	}
@@ -124,21 +126,21 @@ func (r *SegmentReader) Chunk(ref uint64) (Chunk, error) {
 		return nil, corruptf(s.name, start, "chunk of %d data bytes runs past the end of the %d-byte file", dataLen, len(b))
 	}
 	rec := rest[k : k+recordOverhead+int(dataLen)] // encoding, data, crc
-	enc, data := Encoding(rec[0]), rec[1:1+dataLen]
+	enc, data := chunks.Encoding(rec[0]), rec[1:1+dataLen]
 	if want, got := binary.BigEndian.Uint32(rec[1+dataLen:]), chunkCRC(enc, data); want != got {
 		return nil, corruptf(s.name, start, "chunk checksum %#08x, stored %#08x", got, want)
 	}
 
 	// Full slice expression: the chunk must not see (or append over) the
 	// CRC and the records after it.
-	c, err := FromData(enc, data[:len(data):len(data)])
+	c, err := chunks.FromData(enc, data[:len(data):len(data)])
 	switch {
 	case err == nil:
 		return c, nil
-	case errors.Is(err, ErrUnknownEncoding):
+	case errors.Is(err, chunks.ErrUnknownEncoding):
 		return nil, fmt.Errorf("chunks: chunk at offset %d of segment file %s: %w", start, s.name, err)
 	default:
-		return nil, &CorruptionError{File: s.name, Offset: start, Err: err}
+		return nil, corrupt.At(s.name, start, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"errors"
@@ -6,8 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunktest"
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 // testChunksDir is where segment tests put their files in a MemFS.
@@ -16,32 +20,32 @@ const testChunksDir = "/block/chunks"
 // genMetas returns n XOR chunks of 1..maxSamples samples each, mixing
 // regular scrapes, special values and random bits so that chunk sizes vary
 // widely.
-func genMetas(t testing.TB, r *rand.Rand, n, maxSamples int) []Meta {
+func genMetas(t testing.TB, r *rand.Rand, n, maxSamples int) []chunks.Meta {
 	t.Helper()
-	metas := make([]Meta, n)
+	metas := make([]chunks.Meta, n)
 	for i := range metas {
 		k := 1 + r.IntN(maxSamples)
-		var ss []testSample
+		var ss []chunktest.Sample
 		switch r.IntN(4) {
 		case 0:
-			ss = genScrape(r, k, 1_700_000_000_000, 50, gaugeValues)
+			ss = chunktest.GenScrape(r, k, 1_700_000_000_000, 50, chunktest.GaugeValues)
 		case 1:
-			ss = genScrape(r, k, int64(i)*1000, 0, counterValues())
+			ss = chunktest.GenScrape(r, k, int64(i)*1000, 0, chunktest.CounterValues())
 		case 2:
-			ss = genScrape(r, k, -1000, 10, specialValues)
+			ss = chunktest.GenScrape(r, k, -1000, 10, chunktest.SpecialValues)
 		default:
-			ss = genScrape(r, k, 0, 1000, randomBits)
+			ss = chunktest.GenScrape(r, k, 0, 1000, chunktest.RandomBits)
 		}
 		c := encode(t, ss)
 		c.Compact()
-		metas[i] = Meta{Chunk: c, MinTime: ss[0].t, MaxTime: ss[len(ss)-1].t}
+		metas[i] = chunks.Meta{Chunk: c, MinTime: ss[0].T, MaxTime: ss[len(ss)-1].T}
 	}
 	return metas
 }
 
 // writeSegments writes metas through a SegmentWriter on fsys in batches of
 // random size (some empty) and closes it; it sets the metas' refs.
-func writeSegments(t testing.TB, r *rand.Rand, fsys vfs.FS, dir string, metas []Meta, opts ...SegmentWriterOption) {
+func writeSegments(t testing.TB, r *rand.Rand, fsys vfs.FS, dir string, metas []chunks.Meta, opts ...SegmentWriterOption) {
 	t.Helper()
 	w, err := NewSegmentWriter(fsys, dir, opts...)
 	require.NoError(t, err)
@@ -54,21 +58,21 @@ func writeSegments(t testing.TB, r *rand.Rand, fsys vfs.FS, dir string, metas []
 }
 
 // requireSameChunk checks that got has want's encoding, bytes and samples.
-func requireSameChunk(t testing.TB, want, got Chunk) {
+func requireSameChunk(t testing.TB, want, got chunks.Chunk) {
 	t.Helper()
 	require.Equal(t, want.Encoding(), got.Encoding())
 	requireBytes(t, want.Bytes(), got.Bytes())
-	requireSamples(t, collect(t, want.Iterator(nil)), collect(t, got.Iterator(nil)))
+	chunktest.RequireSamples(t, chunktest.Collect(t, want.Iterator(nil)), chunktest.Collect(t, got.Iterator(nil)))
 }
 
-// requireCorruption checks that err is a *CorruptionError about file at
-// offset off that also satisfies errors.Is(err, ErrCorrupt), and returns it.
-func requireCorruption(t testing.TB, err error, file string, off int64) *CorruptionError {
+// requireCorruption checks that err is a *corrupt.Error about file at
+// offset off that also satisfies errors.Is(err, corrupt.ErrCorrupt), and returns it.
+func requireCorruption(t testing.TB, err error, file string, off int64) *corrupt.Error {
 	t.Helper()
 	require.Error(t, err)
-	require.ErrorIs(t, err, ErrCorrupt)
-	var ce *CorruptionError
-	require.True(t, errors.As(err, &ce), "want *CorruptionError, got %T: %v", err, err)
+	require.ErrorIs(t, err, corrupt.ErrCorrupt)
+	var ce *corrupt.Error
+	require.True(t, errors.As(err, &ce), "want *corrupt.Error, got %T: %v", err, err)
 	require.Equal(t, file, ce.File, "file in %v", err)
 	require.Equal(t, off, ce.Offset, "offset in %v", err)
 	return ce
@@ -117,4 +121,38 @@ func crc32cBitwise(b []byte) uint32 {
 		}
 	}
 	return ^c
+}
+
+// encode returns an XOR chunk holding ss.
+func encode(t testing.TB, ss []chunktest.Sample) *chunks.XORChunk {
+	t.Helper()
+	c := chunks.NewXORChunk()
+	chunktest.AppendAll(mustAppender(t, c), ss)
+	return c
+}
+
+func mustAppender(t testing.TB, c chunks.Chunk) chunks.Appender {
+	t.Helper()
+	app, err := c.Appender()
+	require.NoError(t, err)
+	return app
+}
+
+func requireBytes(t testing.TB, want, got []byte) {
+	t.Helper()
+	require.Equal(t, want, got)
+}
+
+// requireCorrupt checks that err holds, inside the file-level error, the
+// error of the chunk's own bytes, which knows no file.
+func requireCorrupt(t testing.TB, err error) {
+	t.Helper()
+	require.ErrorIs(t, err, chunks.ErrCorrupt)
+	var ce *corrupt.Error
+	for e := err; errors.As(e, &ce); e = ce.Err {
+		if ce.File == "" {
+			return
+		}
+	}
+	t.Fatalf("want a *corrupt.Error without a file, got %T: %v", err, err)
 }

@@ -1,10 +1,12 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"strconv"
+
+	"github.com/isotsdb/tsdb/chunks"
 )
 
 // Segment file layout (Prometheus's block chunk format, see the package
@@ -47,7 +49,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // chunkCRC returns the checksum a record stores for a chunk: CRC-32C over
 // the encoding byte followed by the chunk's bytes.
-func chunkCRC(enc Encoding, data []byte) uint32 {
+func chunkCRC(enc chunks.Encoding, data []byte) uint32 {
 	// Fold in the encoding byte by hand (one table step on the inverted
 	// register, as crc32 does internally): passing a one-byte slice to
 	// crc32.Update would allocate it on every call.
@@ -66,16 +68,6 @@ func recordSize(dataLen int) int64 {
 func uvarintLen(x uint64) int {
 	var buf [binary.MaxVarintLen64]byte
 	return binary.PutUvarint(buf[:], x)
-}
-
-// Meta is a chunk together with its time range, as a block's index records
-// it. Ref locates the chunk in the block's segment files (see BlockRef); it
-// is set by SegmentWriter.WriteChunks. MinTime and MaxTime are the times of
-// the chunk's first and last samples.
-type Meta struct {
-	Ref              uint64
-	Chunk            Chunk
-	MinTime, MaxTime int64
 }
 
 // BlockRef packs a chunk's segment index and byte offset into the reference

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"bytes"
@@ -12,13 +12,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 // smallSegment returns a segment file with a few chunks and their metas,
 // with refs set, for the corruption tests.
-func smallSegment(t *testing.T) ([]byte, []Meta) {
+func smallSegment(t *testing.T) ([]byte, []chunks.Meta) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 5))
 	metas := append(goldenMetas(t), genMetas(t, r, 3, 8)...)
@@ -30,13 +33,13 @@ func smallSegment(t *testing.T) ([]byte, []Meta) {
 }
 
 // recordEnd returns the offset just past m's record.
-func recordEnd(m Meta) int64 {
+func recordEnd(m chunks.Meta) int64 {
 	_, off := SplitBlockRef(m.Ref)
 	return int64(off) + recordSize(len(m.Chunk.Bytes()))
 }
 
 // TestSegmentReaderTruncated cuts a segment file at every length: chunks
-// wholly before the cut read fine, the others fail with a *CorruptionError
+// wholly before the cut read fine, the others fail with a *corrupt.Error
 // at their offset, and a file shorter than its header fails to open.
 func TestSegmentReaderTruncated(t *testing.T) {
 	full, metas := smallSegment(t)
@@ -65,7 +68,7 @@ func TestSegmentReaderTruncated(t *testing.T) {
 
 // TestSegmentReaderFlippedByte flips every byte of a segment file in turn:
 // in the header the file fails to open, elsewhere exactly the chunk holding
-// the byte fails, with a *CorruptionError at its offset.
+// the byte fails, with a *corrupt.Error at its offset.
 func TestSegmentReaderFlippedByte(t *testing.T) {
 	full, metas := smallSegment(t)
 	for i := range full {
@@ -132,7 +135,7 @@ func record(enc byte, data []byte) []byte {
 
 func TestSegmentReaderBadRecords(t *testing.T) {
 	header := goldenBytes(t)[:SegmentHeaderSize]
-	good := record(byte(EncXOR), goldenMetas(t)[0].Chunk.Bytes())
+	good := record(byte(chunks.EncXOR), goldenMetas(t)[0].Chunk.Bytes())
 	seg := func(parts ...[]byte) []byte { return bytes.Join(append([][]byte{header}, parts...), nil) }
 
 	for _, tc := range []struct {
@@ -140,25 +143,25 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 		file []byte
 		ref  uint64
 		is   error // wrapped sentinel
-		off  int64 // corruption offset, if is == ErrCorrupt
+		off  int64 // corruption offset, if is == corrupt.ErrCorrupt
 		msg  string
 	}{
 		{"no such segment", seg(good), BlockRef(1, 8), ErrInvalidRef, 0, "segment 1 of 1"},
 		{"last segment index", seg(good), BlockRef(math.MaxUint32, 8), ErrInvalidRef, 0, "segment"},
 		{"offset in header", seg(good), BlockRef(0, 7), ErrInvalidRef, 0, "header"},
 		{"offset zero", seg(good), 0, ErrInvalidRef, 0, "header"},
-		{"offset at end", seg(good), BlockRef(0, uint32(8+len(good))), ErrCorrupt, int64(8 + len(good)), "past the end"},
-		{"offset far past end", seg(good), BlockRef(0, math.MaxUint32), ErrCorrupt, math.MaxUint32, "past the end"},
-		{"huge length", seg([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1, 0, 0, 0, 0}), 8, ErrCorrupt, 8, "runs past"},
-		{"overlong length", seg(bytes.Repeat([]byte{0x80}, 11), good), 8, ErrCorrupt, 8, "length"},
-		{"length only", seg([]byte{0x00}), 8, ErrCorrupt, 8, "runs past"},
-		{"no crc", seg(good[:len(good)-1]), 8, ErrCorrupt, 8, "runs past"},
-		{"bad crc", seg(good[:len(good)-1], []byte{good[len(good)-1] ^ 1}), 8, ErrCorrupt, 8, "checksum"},
-		{"xor too short", seg(record(byte(EncXOR), []byte{0})), 8, ErrCorrupt, 8, "header"},
-		{"xor empty", seg(record(byte(EncXOR), nil)), 8, ErrCorrupt, 8, "header"},
-		{"second record bad", seg(good, good[:5]), BlockRef(0, uint32(8+len(good))), ErrCorrupt, int64(8 + len(good)), "runs past"},
-		{"encoding none", seg(record(0, []byte{0, 0})), 8, ErrUnknownEncoding, 0, "offset 8"},
-		{"encoding histogram", seg(record(2, []byte{0, 0, 1})), 8, ErrUnknownEncoding, 0, "offset 8"},
+		{"offset at end", seg(good), BlockRef(0, uint32(8+len(good))), corrupt.ErrCorrupt, int64(8 + len(good)), "past the end"},
+		{"offset far past end", seg(good), BlockRef(0, math.MaxUint32), corrupt.ErrCorrupt, math.MaxUint32, "past the end"},
+		{"huge length", seg([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1, 0, 0, 0, 0}), 8, corrupt.ErrCorrupt, 8, "runs past"},
+		{"overlong length", seg(bytes.Repeat([]byte{0x80}, 11), good), 8, corrupt.ErrCorrupt, 8, "length"},
+		{"length only", seg([]byte{0x00}), 8, corrupt.ErrCorrupt, 8, "runs past"},
+		{"no crc", seg(good[:len(good)-1]), 8, corrupt.ErrCorrupt, 8, "runs past"},
+		{"bad crc", seg(good[:len(good)-1], []byte{good[len(good)-1] ^ 1}), 8, corrupt.ErrCorrupt, 8, "checksum"},
+		{"xor too short", seg(record(byte(chunks.EncXOR), []byte{0})), 8, corrupt.ErrCorrupt, 8, "header"},
+		{"xor empty", seg(record(byte(chunks.EncXOR), nil)), 8, corrupt.ErrCorrupt, 8, "header"},
+		{"second record bad", seg(good, good[:5]), BlockRef(0, uint32(8+len(good))), corrupt.ErrCorrupt, int64(8 + len(good)), "runs past"},
+		{"encoding none", seg(record(0, []byte{0, 0})), 8, chunks.ErrUnknownEncoding, 0, "offset 8"},
+		{"encoding histogram", seg(record(2, []byte{0, 0, 1})), 8, chunks.ErrUnknownEncoding, 0, "offset 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rd := openReader(t, memFSWith(t, tc.file))
@@ -167,13 +170,13 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 			require.ErrorIs(t, err, tc.is)
 			require.Contains(t, err.Error(), tc.msg)
 			switch tc.is {
-			case ErrCorrupt:
+			case corrupt.ErrCorrupt:
 				requireCorruption(t, err, segName(1), tc.off)
-			case ErrUnknownEncoding:
-				require.NotErrorIs(t, err, ErrCorrupt)
+			case chunks.ErrUnknownEncoding:
+				require.NotErrorIs(t, err, corrupt.ErrCorrupt)
 				require.Contains(t, err.Error(), segName(1))
 			default:
-				require.NotErrorIs(t, err, ErrCorrupt)
+				require.NotErrorIs(t, err, corrupt.ErrCorrupt)
 			}
 			// The good record, where there is one, still reads.
 			if bytes.HasPrefix(tc.file[8:], good) {
@@ -186,9 +189,9 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 }
 
 // TestSegmentReaderXORCorruptError checks that a record whose XOR data is
-// too short carries the chunk-level *CorruptError inside the file-level one.
+// too short carries the chunk-level *corrupt.Error without a file inside the file-level one.
 func TestSegmentReaderXORCorruptError(t *testing.T) {
-	file := append(goldenBytes(t)[:SegmentHeaderSize:SegmentHeaderSize], record(byte(EncXOR), []byte{1})...)
+	file := append(goldenBytes(t)[:SegmentHeaderSize:SegmentHeaderSize], record(byte(chunks.EncXOR), []byte{1})...)
 	rd := openReader(t, memFSWith(t, file))
 	_, err := rd.Chunk(8)
 	requireCorruption(t, err, segName(1), 8)
@@ -214,7 +217,7 @@ func TestSegmentReaderErrors(t *testing.T) {
 	t.Run("missing dir", func(t *testing.T) {
 		_, err := NewSegmentReader(vfs.NewMemFS(), testChunksDir)
 		require.Error(t, err)
-		require.NotErrorIs(t, err, ErrCorrupt)
+		require.NotErrorIs(t, err, corrupt.ErrCorrupt)
 	})
 	t.Run("map fails", func(t *testing.T) {
 		fsys := memFSWith(t, goldenBytes(t), goldenBytes(t))
@@ -251,7 +254,7 @@ func TestSegmentReaderConcurrent(t *testing.T) {
 	errs := make(chan error, 4)
 	for g := range 4 {
 		wg.Go(func() {
-			var it Iterator
+			var it chunks.Iterator
 			for k := range metas {
 				m := metas[(k*7+g*13)%len(metas)]
 				c, err := rd.Chunk(m.Ref)

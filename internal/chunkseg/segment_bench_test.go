@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"fmt"
@@ -6,25 +6,27 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunktest"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
 // benchMetas returns 20,000 chunks of 120 samples of realistic scrapes
 // (about 2.5 MiB of records) and their total record size.
-func benchMetas(b *testing.B) ([]Meta, int64) {
+func benchMetas(b *testing.B) ([]chunks.Meta, int64) {
 	r := rand.New(rand.NewPCG(8, 8))
-	metas := make([]Meta, 20_000)
+	metas := make([]chunks.Meta, 20_000)
 	var total int64
 	for i := range metas {
-		var ss []testSample
+		var ss []chunktest.Sample
 		if i%2 == 0 {
-			ss = genScrape(r, 120, 1_700_000_000_000, 50, gaugeValues)
+			ss = chunktest.GenScrape(r, 120, 1_700_000_000_000, 50, chunktest.GaugeValues)
 		} else {
-			ss = genScrape(r, 120, 1_700_000_000_000, 0, counterValues())
+			ss = chunktest.GenScrape(r, 120, 1_700_000_000_000, 0, chunktest.CounterValues())
 		}
 		c := encode(b, ss)
 		c.Compact()
-		metas[i] = Meta{Chunk: c, MinTime: ss[0].t, MaxTime: ss[len(ss)-1].t}
+		metas[i] = chunks.Meta{Chunk: c, MinTime: ss[0].T, MaxTime: ss[len(ss)-1].T}
 		total += recordSize(len(c.Bytes()))
 	}
 	return metas, total

@@ -1,4 +1,4 @@
-package chunks
+package chunkseg
 
 import (
 	"encoding/binary"
@@ -6,19 +6,23 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/isotsdb/tsdb/vfs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunktest"
+	"github.com/isotsdb/tsdb/internal/corrupt"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 // requireTypedReadError checks that err is one of the errors Chunk
 // documents.
 func requireTypedReadError(t *testing.T, err error) {
 	t.Helper()
-	var ce *CorruptionError
+	var ce *corrupt.Error
 	switch {
 	case errors.As(err, &ce):
-		require.ErrorIs(t, err, ErrCorrupt)
-	case errors.Is(err, ErrInvalidRef), errors.Is(err, ErrUnknownEncoding):
+		require.ErrorIs(t, err, corrupt.ErrCorrupt)
+	case errors.Is(err, ErrInvalidRef), errors.Is(err, chunks.ErrUnknownEncoding):
 	default:
 		t.Fatalf("untyped error from Chunk: %v", err)
 	}
@@ -66,12 +70,12 @@ func FuzzSegmentReader(f *testing.F) {
 			_, off := SplitBlockRef(ref)
 			n, k := binary.Uvarint(data[off:])
 			require.Equal(t, int(n), len(c.Bytes()))
-			require.Equal(t, Encoding(data[int(off)+k]), c.Encoding())
+			require.Equal(t, chunks.Encoding(data[int(off)+k]), c.Encoding())
 			it := c.Iterator(nil)
 			for it.Next() {
 			}
 			if err := it.Err(); err != nil {
-				require.ErrorIs(t, err, ErrCorrupt)
+				require.ErrorIs(t, err, corrupt.ErrCorrupt)
 			}
 			return true
 		}
@@ -87,17 +91,17 @@ func FuzzSegmentReader(f *testing.F) {
 
 // fuzzMetas turns fuzz bytes into XOR chunks: a length byte (samples, mod
 // 32) followed by 16 bytes per sample, repeated.
-func fuzzMetas(t *testing.T, data []byte) []Meta {
-	var metas []Meta
+func fuzzMetas(t *testing.T, data []byte) []chunks.Meta {
+	var metas []chunks.Meta
 	for len(data) > 0 {
 		n := int(data[0]) % 32
 		data = data[1:]
 		k := min(len(data), 16*n)
-		ss := samplesFromFuzz(data[:k])
+		ss := chunktest.SamplesFromBytes(data[:k])
 		data = data[k:]
-		m := Meta{Chunk: encode(t, ss)}
+		m := chunks.Meta{Chunk: encode(t, ss)}
 		if len(ss) > 0 {
-			m.MinTime, m.MaxTime = ss[0].t, ss[len(ss)-1].t
+			m.MinTime, m.MaxTime = ss[0].T, ss[len(ss)-1].T
 		}
 		metas = append(metas, m)
 	}
