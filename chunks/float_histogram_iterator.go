@@ -36,7 +36,7 @@ func (it *FloatHistogramIterator) Reset(b []byte) {
 		pBuckets: it.pBuckets[:0], nBuckets: it.nBuckets[:0],
 	}
 	if len(b) < histHeaderSize {
-		it.err = fmt.Errorf("float histogram chunk of %d bytes, shorter than its header: %w", len(b), ErrCorrupt)
+		it.err = corruptAt(0, -1, fmt.Sprintf("float histogram chunk of %d bytes, shorter than its header", len(b)))
 		return
 	}
 	it.total = int(binary.BigEndian.Uint16(b))
@@ -114,7 +114,7 @@ func (it *FloatHistogramIterator) Next() bool {
 
 //go:noinline
 func (it *FloatHistogramIterator) fail(bitPos int, reason string) bool {
-	it.err = fmt.Errorf("float histogram chunk: sample %d at byte %d: %s: %w", it.read, bitPos/8, reason, ErrCorrupt)
+	it.err = corruptAt(bitPos/8, it.read, "float histogram chunk: "+reason)
 	return false
 }
 

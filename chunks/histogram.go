@@ -101,13 +101,13 @@ func newHistChunk() histChunk {
 
 func histChunkFromData(b []byte, e Encoding) (histChunk, error) {
 	if len(b) < histHeaderSize {
-		return histChunk{}, fmt.Errorf("%v chunk of %d bytes, shorter than its %d-byte header: %w", e, len(b), histHeaderSize, ErrCorrupt)
+		return histChunk{}, corruptAt(0, -1, fmt.Sprintf("%v chunk of %d bytes, shorter than its %d-byte header", e, len(b), histHeaderSize))
 	}
 	if b[histFlagsByte]&^counterResetMask != 0 {
-		return histChunk{}, fmt.Errorf("%v chunk flags byte %#02x has unknown bits set: %w", e, b[histFlagsByte], ErrCorrupt)
+		return histChunk{}, corruptAt(histFlagsByte, -1, fmt.Sprintf("%v chunk flags byte %#02x has unknown bits set", e, b[histFlagsByte]))
 	}
 	if binary.BigEndian.Uint16(b) == 0 && len(b) > histHeaderSize {
-		return histChunk{}, fmt.Errorf("%v chunk has no samples but %d bytes after its header: %w", e, len(b)-histHeaderSize, ErrCorrupt)
+		return histChunk{}, corruptAt(histHeaderSize, -1, fmt.Sprintf("%v chunk has no samples but %d bytes after its header", e, len(b)-histHeaderSize))
 	}
 	return histChunk{w: bitWriter{buf: b}, borrowed: true}, nil
 }
@@ -137,10 +137,10 @@ func (c *histChunk) compact() {
 func (c *histChunk) own(end int) error {
 	free := len(c.w.buf)*8 - end
 	if free < 0 || free > 7 {
-		return fmt.Errorf("histogram chunk: %d unexpected bits after the last sample at byte %d: %w", free, end/8, ErrCorrupt)
+		return corruptAt(end/8, -1, fmt.Sprintf("histogram chunk: %d unexpected bits after the last sample", free))
 	}
 	if free > 0 && c.w.buf[len(c.w.buf)-1]&(1<<free-1) != 0 {
-		return fmt.Errorf("histogram chunk: non-zero padding bits in byte %d: %w", len(c.w.buf)-1, ErrCorrupt)
+		return corruptAt(len(c.w.buf)-1, -1, "histogram chunk: non-zero padding bits")
 	}
 	if c.borrowed {
 		buf := make([]byte, len(c.w.buf), max(initialCapacity, len(c.w.buf)+initialCapacity/2))

@@ -239,9 +239,9 @@ func TestHistogramCounterResetHeaderBits(t *testing.T) {
 func TestHistogramChunkFromDataHeader(t *testing.T) {
 	for _, b := range [][]byte{nil, {0}, {0, 0}, {0, 0, 1}, {0, 0, 0, 0}} {
 		_, err := HistogramChunkFromData(b)
-		require.ErrorIs(t, err, ErrCorrupt, "%x", b)
+		requireCorrupt(t, err)
 		_, err = FloatHistogramChunkFromData(b)
-		require.ErrorIs(t, err, ErrCorrupt, "%x", b)
+		requireCorrupt(t, err)
 	}
 	c, err := HistogramChunkFromData([]byte{0, 0, 0x40})
 	require.NoError(t, err)

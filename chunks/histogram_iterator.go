@@ -45,7 +45,7 @@ func (it *HistogramIterator) Reset(b []byte) {
 		win: xorWindow{leading: noLeading},
 	}
 	if len(b) < histHeaderSize {
-		it.err = fmt.Errorf("histogram chunk of %d bytes, shorter than its header: %w", len(b), ErrCorrupt)
+		it.err = corruptAt(0, -1, fmt.Sprintf("histogram chunk of %d bytes, shorter than its header", len(b)))
 		return
 	}
 	it.total = int(binary.BigEndian.Uint16(b))
@@ -149,7 +149,7 @@ func zeroed[T any](s []T, n int) []T {
 
 //go:noinline
 func (it *HistogramIterator) fail(bitPos int, reason string) bool {
-	it.err = fmt.Errorf("histogram chunk: sample %d at byte %d: %s: %w", it.read, bitPos/8, reason, ErrCorrupt)
+	it.err = corruptAt(bitPos/8, it.read, "histogram chunk: "+reason)
 	return false
 }
 

@@ -186,7 +186,7 @@ func (r *bitReader) readSpans(spans []histogram.Span, start int, side string) ([
 }
 
 func layoutErr(off int, reason string) error {
-	return fmt.Errorf("histogram chunk layout at byte %d: %s: %w", off, reason, ErrCorrupt)
+	return corruptAt(off, -1, "histogram chunk layout: "+reason)
 }
 
 // numBuckets returns how many buckets spans cover.
