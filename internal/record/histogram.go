@@ -403,10 +403,10 @@ func decodeHistogram(db *encoding.Decbuf) *histogram.Histogram {
 	h.ZeroCount = db.Uvarint()
 	h.Count = db.Uvarint()
 	h.Sum = math.Float64frombits(db.Be64())
-	h.PositiveSpans = readSpans(db, "positive")
-	h.NegativeSpans = readSpans(db, "negative")
-	h.PositiveBuckets = readDeltas(db, "positive")
-	h.NegativeBuckets = readDeltas(db, "negative")
+	h.PositiveSpans = readSpans(db, "positive span")
+	h.NegativeSpans = readSpans(db, "negative span")
+	h.PositiveBuckets = readDeltas(db, "positive bucket")
+	h.NegativeBuckets = readDeltas(db, "negative bucket")
 	if histogram.IsCustomBucketsSchema(h.Schema) {
 		h.CustomValues = readFloats(db, "custom value")
 	}
@@ -423,8 +423,8 @@ func decodeFloatHistogram(db *encoding.Decbuf) *histogram.FloatHistogram {
 	h.ZeroCount = math.Float64frombits(db.Be64())
 	h.Count = math.Float64frombits(db.Be64())
 	h.Sum = math.Float64frombits(db.Be64())
-	h.PositiveSpans = readSpans(db, "positive")
-	h.NegativeSpans = readSpans(db, "negative")
+	h.PositiveSpans = readSpans(db, "positive span")
+	h.NegativeSpans = readSpans(db, "negative span")
 	h.PositiveBuckets = readFloats(db, "positive bucket")
 	h.NegativeBuckets = readFloats(db, "negative bucket")
 	if histogram.IsCustomBucketsSchema(h.Schema) {
@@ -473,8 +473,8 @@ func readCount(db *encoding.Decbuf, what string, elemSize int) int {
 }
 
 // readSpans reads a span list: each span is at least two bytes.
-func readSpans(db *encoding.Decbuf, side string) []histogram.Span {
-	n := readCount(db, side+" span", 2)
+func readSpans(db *encoding.Decbuf, what string) []histogram.Span {
+	n := readCount(db, what, 2)
 	if n == 0 {
 		return nil
 	}
@@ -490,8 +490,8 @@ func readSpans(db *encoding.Decbuf, side string) []histogram.Span {
 }
 
 // readDeltas reads a list of varint bucket deltas.
-func readDeltas(db *encoding.Decbuf, side string) []int64 {
-	n := readCount(db, side+" bucket", 1)
+func readDeltas(db *encoding.Decbuf, what string) []int64 {
+	n := readCount(db, what, 1)
 	if n == 0 {
 		return nil
 	}
