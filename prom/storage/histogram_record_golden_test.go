@@ -1,38 +1,165 @@
 package promstorage_test
 
 import (
+	"encoding/hex"
+	"encoding/json"
+	"flag"
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
+	phistogram "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/tsdb/chunks"
 	precord "github.com/prometheus/prometheus/tsdb/record"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/histogram"
-	"github.com/isotsdb/tsdb/internal/record"
 	promstorage "github.com/isotsdb/tsdb/prom/storage"
 )
 
-// The golden tests below encode the same histogram samples with
-// Prometheus's tsdb/record Encoder and with our internal/record Encoder and
-// require identical bytes for every histogram record type (7, 8, 9, 10 and,
-// with Prometheus's start-timestamp storage, 12 and 13). Each side then
-// decodes the records to the same samples.
+// The histogram WAL records (types 7 to 10, 12 and 13) are checked against
+// Prometheus through a golden file: this test writes it (with
+// -update-records) from Prometheus's tsdb/record Encoder and otherwise
+// requires that Prometheus still encodes the samples in it to the stored
+// bytes and decodes the stored bytes to the samples. The tests of
+// internal/record, which this module may not import, require the same of
+// our Encoder and Decoder, so both write identical bytes and read each
+// other's records identically.
 
-// recordSamples returns n samples mixing exponential, custom-bucket and
-// gauge histograms from histGen with hand-made edge cases, refs that move
+var updateRecords = flag.Bool("update-records", false, "rewrite "+histogramRecordsFile+" with Prometheus's encoder")
+
+var histogramRecordsFile = filepath.Join("..", "..", "internal", "record", "testdata", "prom_histogram_records.json")
+
+// goldenRecordCase is one set of samples and the records Prometheus writes
+// for them. For V1 (types 7 to 10), Records are the exponential record (""
+// when Prometheus writes none because all samples use custom buckets) and
+// the custom-bucket record of the samples split off; the first decodes to
+// the exponential samples, the second to the custom-bucket ones, start
+// timestamps as 0. For V2 (12, 13) Records is the one record, decoding to
+// all samples with their start timestamps.
+type goldenRecordCase struct {
+	Name    string               `json:"name"`
+	Float   bool                 `json:"float"`
+	V2      bool                 `json:"v2"`
+	Samples []goldenRecordSample `json:"samples"`
+	Records []string             `json:"records"` // hex
+}
+
+type goldenRecordSample struct {
+	Ref uint64           `json:"ref"`
+	ST  int64            `json:"st"`
+	T   int64            `json:"t"`
+	H   goldenRecordHist `json:"h"`
+}
+
+// goldenRecordHist holds a histogram of either kind; floats are their
+// IEEE-754 bits, so every NaN survives. Integer histograms use ZeroCount,
+// Count, PosDeltas and NegDeltas as integers; float histograms the same
+// counts as bits and PosCounts and NegCounts.
+type goldenRecordHist struct {
+	Hint          uint8      `json:"hint"`
+	Schema        int32      `json:"schema"`
+	ZeroThreshold uint64     `json:"zt"`
+	ZeroCount     uint64     `json:"zc"`
+	Count         uint64     `json:"count"`
+	Sum           uint64     `json:"sum"`
+	PosSpans      [][2]int64 `json:"pos_spans,omitempty"`
+	NegSpans      [][2]int64 `json:"neg_spans,omitempty"`
+	PosDeltas     []int64    `json:"pos_deltas,omitempty"`
+	NegDeltas     []int64    `json:"neg_deltas,omitempty"`
+	PosCounts     []uint64   `json:"pos_counts,omitempty"`
+	NegCounts     []uint64   `json:"neg_counts,omitempty"`
+	CustomValues  []uint64   `json:"custom_values,omitempty"`
+}
+
+func spansToGolden(spans []phistogram.Span) [][2]int64 {
+	var out [][2]int64
+	for _, s := range spans {
+		out = append(out, [2]int64{int64(s.Offset), int64(s.Length)})
+	}
+	return out
+}
+
+func spansFromGolden(spans [][2]int64) []phistogram.Span {
+	var out []phistogram.Span
+	for _, s := range spans {
+		out = append(out, phistogram.Span{Offset: int32(s[0]), Length: uint32(s[1])})
+	}
+	return out
+}
+
+func bitsOf(fs []float64) []uint64 {
+	var out []uint64
+	for _, f := range fs {
+		out = append(out, math.Float64bits(f))
+	}
+	return out
+}
+
+func floatsOf(bs []uint64) []float64 {
+	var out []float64
+	for _, b := range bs {
+		out = append(out, math.Float64frombits(b))
+	}
+	return out
+}
+
+func histToGolden(h *phistogram.Histogram) goldenRecordHist {
+	return goldenRecordHist{
+		Hint: uint8(h.CounterResetHint), Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold),
+		ZeroCount: h.ZeroCount, Count: h.Count, Sum: math.Float64bits(h.Sum),
+		PosSpans: spansToGolden(h.PositiveSpans), NegSpans: spansToGolden(h.NegativeSpans),
+		PosDeltas: slices.Clone(h.PositiveBuckets), NegDeltas: slices.Clone(h.NegativeBuckets),
+		CustomValues: bitsOf(h.CustomValues),
+	}
+}
+
+func floatHistToGolden(h *phistogram.FloatHistogram) goldenRecordHist {
+	return goldenRecordHist{
+		Hint: uint8(h.CounterResetHint), Schema: h.Schema, ZeroThreshold: math.Float64bits(h.ZeroThreshold),
+		ZeroCount: math.Float64bits(h.ZeroCount), Count: math.Float64bits(h.Count), Sum: math.Float64bits(h.Sum),
+		PosSpans: spansToGolden(h.PositiveSpans), NegSpans: spansToGolden(h.NegativeSpans),
+		PosCounts: bitsOf(h.PositiveBuckets), NegCounts: bitsOf(h.NegativeBuckets),
+		CustomValues: bitsOf(h.CustomValues),
+	}
+}
+
+func histFromGolden(g goldenRecordHist) *phistogram.Histogram {
+	return &phistogram.Histogram{
+		CounterResetHint: phistogram.CounterResetHint(g.Hint), Schema: g.Schema,
+		ZeroThreshold: math.Float64frombits(g.ZeroThreshold), ZeroCount: g.ZeroCount, Count: g.Count,
+		Sum: math.Float64frombits(g.Sum), PositiveSpans: spansFromGolden(g.PosSpans), NegativeSpans: spansFromGolden(g.NegSpans),
+		PositiveBuckets: slices.Clone(g.PosDeltas), NegativeBuckets: slices.Clone(g.NegDeltas),
+		CustomValues: floatsOf(g.CustomValues),
+	}
+}
+
+func floatHistFromGolden(g goldenRecordHist) *phistogram.FloatHistogram {
+	return &phistogram.FloatHistogram{
+		CounterResetHint: phistogram.CounterResetHint(g.Hint), Schema: g.Schema,
+		ZeroThreshold: math.Float64frombits(g.ZeroThreshold), ZeroCount: math.Float64frombits(g.ZeroCount),
+		Count: math.Float64frombits(g.Count), Sum: math.Float64frombits(g.Sum),
+		PositiveSpans: spansFromGolden(g.PosSpans), NegativeSpans: spansFromGolden(g.NegSpans),
+		PositiveBuckets: floatsOf(g.PosCounts), NegativeBuckets: floatsOf(g.NegCounts),
+		CustomValues: floatsOf(g.CustomValues),
+	}
+}
+
+// recordTestSamples returns n samples mixing exponential, custom-bucket
+// and gauge histograms from histGen with the edge cases, refs that move
 // both ways and start timestamps that exercise every V2 marker.
-func recordSamples(seed uint64, n int) []record.RefHistogramSample {
+func recordTestSamples(seed uint64, n int) []goldenRecordSample {
 	r := rand.New(rand.NewPCG(seed, 12))
 	gens := []*histGen{
 		newHistGen(seed, false, false), newHistGen(seed+1, true, false),
 		newHistGen(seed+2, false, true), newHistGen(seed+3, true, true),
 	}
 	edges := recordEdgeHistograms()
-	s := make([]record.RefHistogramSample, n)
+	s := make([]goldenRecordSample, n)
 	var prevST int64
 	for i := range s {
 		var h *histogram.Histogram
@@ -55,7 +182,7 @@ func recordSamples(seed uint64, n int) []record.RefHistogramSample {
 		if r.IntN(20) == 0 {
 			ref = r.Uint64()
 		}
-		s[i] = record.RefHistogramSample{Ref: ref, ST: st, T: t, H: h}
+		s[i] = goldenRecordSample{Ref: ref, ST: st, T: t, H: histToGolden(promstorage.ToPromHistogram(h))}
 	}
 	return s
 }
@@ -77,204 +204,203 @@ func recordEdgeHistograms() []*histogram.Histogram {
 	}
 }
 
-func toPromRecordSamples(s []record.RefHistogramSample) []precord.RefHistogramSample {
+func recordEdgeSamples() []goldenRecordSample {
+	var s []goldenRecordSample
+	for i, h := range recordEdgeHistograms() {
+		s = append(s, goldenRecordSample{Ref: uint64(i * 7), ST: int64(i % 2), T: int64(i * 1000), H: histToGolden(promstorage.ToPromHistogram(h))})
+	}
+	last := len(s) - 1
+	return append(s,
+		goldenRecordSample{Ref: math.MaxUint64, ST: math.MinInt64, T: math.MaxInt64, H: s[0].H},
+		goldenRecordSample{Ref: 0, ST: math.MaxInt64, T: math.MinInt64, H: s[last].H},
+	)
+}
+
+// asFloat turns the samples' integer histograms into float ones.
+func asFloat(s []goldenRecordSample) []goldenRecordSample {
+	out := slices.Clone(s)
+	for i := range out {
+		out[i].H = floatHistToGolden(histFromGolden(s[i].H).ToFloat(nil))
+	}
+	return out
+}
+
+func toPromHistSamples(s []goldenRecordSample) []precord.RefHistogramSample {
 	out := make([]precord.RefHistogramSample, len(s))
-	for i := range s {
-		out[i] = precord.RefHistogramSample{Ref: chunks.HeadSeriesRef(s[i].Ref), ST: s[i].ST, T: s[i].T, H: promstorage.ToPromHistogram(s[i].H)}
+	for i, x := range s {
+		out[i] = precord.RefHistogramSample{Ref: chunks.HeadSeriesRef(x.Ref), ST: x.ST, T: x.T, H: histFromGolden(x.H)}
 	}
 	return out
 }
 
-func toFloatRecordSamples(s []record.RefHistogramSample) []record.RefFloatHistogramSample {
-	out := make([]record.RefFloatHistogramSample, len(s))
-	for i := range s {
-		out[i] = record.RefFloatHistogramSample{Ref: s[i].Ref, ST: s[i].ST, T: s[i].T, FH: s[i].H.ToFloat()}
-	}
-	return out
-}
-
-func toPromFloatRecordSamples(s []record.RefFloatHistogramSample) []precord.RefFloatHistogramSample {
+func toPromFloatHistSamples(s []goldenRecordSample) []precord.RefFloatHistogramSample {
 	out := make([]precord.RefFloatHistogramSample, len(s))
-	for i := range s {
-		out[i] = precord.RefFloatHistogramSample{Ref: chunks.HeadSeriesRef(s[i].Ref), ST: s[i].ST, T: s[i].T, FH: promstorage.ToPromFloatHistogram(s[i].FH)}
+	for i, x := range s {
+		out[i] = precord.RefFloatHistogramSample{Ref: chunks.HeadSeriesRef(x.Ref), ST: x.ST, T: x.T, FH: floatHistFromGolden(x.H)}
 	}
 	return out
 }
 
-// sameRecordHistogram compares every field strictly, floats bit for bit;
-// nil and empty slices are equal.
-func sameRecordHistogram(a, b *histogram.Histogram) bool {
-	return a.CounterResetHint == b.CounterResetHint && a.Schema == b.Schema &&
-		sameBitsOf(a.ZeroThreshold, b.ZeroThreshold) && a.ZeroCount == b.ZeroCount && a.Count == b.Count &&
-		sameBitsOf(a.Sum, b.Sum) &&
-		slices.Equal(a.PositiveSpans, b.PositiveSpans) && slices.Equal(a.NegativeSpans, b.NegativeSpans) &&
-		slices.Equal(a.PositiveBuckets, b.PositiveBuckets) && slices.Equal(a.NegativeBuckets, b.NegativeBuckets) &&
-		slices.EqualFunc(a.CustomValues, b.CustomValues, sameBitsOf)
-}
-
-func sameRecordFloatHistogram(a, b *histogram.FloatHistogram) bool {
-	return a.CounterResetHint == b.CounterResetHint && a.Schema == b.Schema &&
-		sameBitsOf(a.ZeroThreshold, b.ZeroThreshold) && sameBitsOf(a.ZeroCount, b.ZeroCount) &&
-		sameBitsOf(a.Count, b.Count) && sameBitsOf(a.Sum, b.Sum) &&
-		slices.Equal(a.PositiveSpans, b.PositiveSpans) && slices.Equal(a.NegativeSpans, b.NegativeSpans) &&
-		slices.EqualFunc(a.PositiveBuckets, b.PositiveBuckets, sameBitsOf) &&
-		slices.EqualFunc(a.NegativeBuckets, b.NegativeBuckets, sameBitsOf) &&
-		slices.EqualFunc(a.CustomValues, b.CustomValues, sameBitsOf)
-}
-
-func newPromRecordDecoder() precord.Decoder {
-	return precord.NewDecoder(nil, slog.New(slog.DiscardHandler))
-}
-
-// requireSameHistogramRecord decodes rec with both decoders and requires
-// the same samples; withST says whether start timestamps are stored.
-func requireSameHistogramRecord(t testing.TB, rec []byte, want []record.RefHistogramSample, withST bool) {
-	t.Helper()
-	var dec record.Decoder
-	ours, err := dec.HistogramSamples(rec, nil)
-	require.NoError(t, err)
-	pdec := newPromRecordDecoder()
-	theirs, err := pdec.HistogramSamples(rec, nil)
-	require.NoError(t, err)
-	require.Len(t, ours, len(want))
-	require.Len(t, theirs, len(want))
-	for i := range want {
-		wantST := want[i].ST
-		if !withST {
-			wantST = 0
+// promEncodeRecords encodes c's samples with Prometheus's Encoder as the
+// case's Records describe.
+func promEncodeRecords(c goldenRecordCase) [][]byte {
+	var enc precord.Encoder
+	enc.EnableSTStorage = c.V2
+	if c.Float {
+		rec, custom := enc.FloatHistogramSamples(toPromFloatHistSamples(c.Samples), nil)
+		if c.V2 {
+			return [][]byte{rec}
 		}
-		require.Equal(t, want[i].Ref, ours[i].Ref, "sample %d", i)
-		require.Equal(t, want[i].T, ours[i].T, "sample %d", i)
-		require.Equal(t, wantST, ours[i].ST, "sample %d", i)
-		require.True(t, sameRecordHistogram(want[i].H, ours[i].H), "sample %d: ours decoded %v, want %v", i, ours[i].H, want[i].H)
-		require.Equal(t, want[i].Ref, uint64(theirs[i].Ref), "sample %d", i)
-		require.Equal(t, want[i].T, theirs[i].T, "sample %d", i)
-		require.Equal(t, wantST, theirs[i].ST, "sample %d", i)
-		got := promstorage.FromPromHistogram(theirs[i].H)
-		require.True(t, sameRecordHistogram(want[i].H, got), "sample %d: Prometheus decoded %v, want %v", i, got, want[i].H)
+		return [][]byte{rec, enc.CustomBucketsFloatHistogramSamples(custom, nil)}
 	}
+	rec, custom := enc.HistogramSamples(toPromHistSamples(c.Samples), nil)
+	if c.V2 {
+		return [][]byte{rec}
+	}
+	return [][]byte{rec, enc.CustomBucketsHistogramSamples(custom, nil)}
 }
 
-func requireSameFloatHistogramRecord(t testing.TB, rec []byte, want []record.RefFloatHistogramSample, withST bool) {
-	t.Helper()
-	var dec record.Decoder
-	ours, err := dec.FloatHistogramSamples(rec, nil)
-	require.NoError(t, err)
-	pdec := newPromRecordDecoder()
-	theirs, err := pdec.FloatHistogramSamples(rec, nil)
-	require.NoError(t, err)
-	require.Len(t, ours, len(want))
-	require.Len(t, theirs, len(want))
-	for i := range want {
-		wantST := want[i].ST
-		if !withST {
-			wantST = 0
-		}
-		require.Equal(t, want[i].Ref, ours[i].Ref, "sample %d", i)
-		require.Equal(t, want[i].T, ours[i].T, "sample %d", i)
-		require.Equal(t, wantST, ours[i].ST, "sample %d", i)
-		require.True(t, sameRecordFloatHistogram(want[i].FH, ours[i].FH), "sample %d: ours decoded %v, want %v", i, ours[i].FH, want[i].FH)
-		require.Equal(t, want[i].Ref, uint64(theirs[i].Ref), "sample %d", i)
-		require.Equal(t, want[i].T, theirs[i].T, "sample %d", i)
-		require.Equal(t, wantST, theirs[i].ST, "sample %d", i)
-		got := promstorage.FromPromFloatHistogram(theirs[i].FH)
-		require.True(t, sameRecordFloatHistogram(want[i].FH, got), "sample %d: Prometheus decoded %v, want %v", i, got, want[i].FH)
+// wantDecoded returns the samples each of c's records must decode to.
+func wantDecoded(c goldenRecordCase) [][]goldenRecordSample {
+	if c.V2 {
+		return [][]goldenRecordSample{c.Samples}
 	}
-}
-
-// splitRecordSamples returns the exponential and the custom-bucket samples
-// of s, each in order.
-func splitRecordSamples[S any](s []S, custom func(S) bool) (exp, cb []S) {
-	for _, x := range s {
-		if custom(x) {
+	var exp, cb []goldenRecordSample
+	for _, x := range c.Samples {
+		x.ST = 0
+		if x.H.Schema == histogram.CustomBucketsSchema {
 			cb = append(cb, x)
 		} else {
 			exp = append(exp, x)
 		}
 	}
-	return exp, cb
+	return [][]goldenRecordSample{exp, cb}
 }
 
-func runHistogramRecordGolden(t testing.TB, s []record.RefHistogramSample) {
-	var enc record.Encoder
-	var penc precord.Encoder
-	ps := toPromRecordSamples(s)
-	wantExp, wantCB := splitRecordSamples(s, func(x record.RefHistogramSample) bool { return x.H.UsesCustomBuckets() })
-
-	// Types 7 and 9.
-	ours, oursCB := enc.HistogramSamples(s, nil)
-	theirs, theirsCB := penc.HistogramSamples(ps, nil)
-	require.Equal(t, theirs, ours, "histogram samples record")
-	require.Len(t, oursCB, len(theirsCB))
-	if len(wantExp) > 0 || len(s) == 0 {
-		requireSameHistogramRecord(t, ours, wantExp, false)
+// promDecodeRecord decodes rec with Prometheus's Decoder into golden form.
+func promDecodeRecord(t *testing.T, rec []byte, float bool) []goldenRecordSample {
+	t.Helper()
+	dec := precord.NewDecoder(nil, slog.New(slog.DiscardHandler))
+	var out []goldenRecordSample
+	if float {
+		s, err := dec.FloatHistogramSamples(rec, nil)
+		require.NoError(t, err)
+		for _, x := range s {
+			out = append(out, goldenRecordSample{Ref: uint64(x.Ref), ST: x.ST, T: x.T, H: floatHistToGolden(x.FH)})
+		}
+		return out
 	}
-	oursRec := enc.CustomBucketsHistogramSamples(oursCB, nil)
-	require.Equal(t, penc.CustomBucketsHistogramSamples(theirsCB, nil), oursRec, "custom-bucket histogram samples record")
-	requireSameHistogramRecord(t, oursRec, wantCB, false)
-
-	// Type 12: Prometheus writes it for both kinds of schema when storing
-	// start timestamps.
-	pencST := precord.Encoder{EnableSTStorage: true}
-	theirs, theirsCB = pencST.HistogramSamples(ps, nil)
-	require.Nil(t, theirsCB)
-	ours = enc.HistogramSamplesV2(s, nil)
-	require.Equal(t, theirs, ours, "histogram samples v2 record")
-	requireSameHistogramRecord(t, ours, s, true)
-	require.Equal(t, pencST.CustomBucketsHistogramSamples(toPromRecordSamples(wantCB), nil), enc.HistogramSamplesV2(wantCB, nil))
-
-	fs := toFloatRecordSamples(s)
-	pfs := toPromFloatRecordSamples(fs)
-	wantFExp, wantFCB := splitRecordSamples(fs, func(x record.RefFloatHistogramSample) bool { return x.FH.UsesCustomBuckets() })
-
-	// Types 8 and 10.
-	foursRec, foursCB := enc.FloatHistogramSamples(fs, nil)
-	ftheirs, ftheirsCB := penc.FloatHistogramSamples(pfs, nil)
-	require.Equal(t, ftheirs, foursRec, "float histogram samples record")
-	require.Len(t, foursCB, len(ftheirsCB))
-	if len(wantFExp) > 0 || len(s) == 0 {
-		requireSameFloatHistogramRecord(t, foursRec, wantFExp, false)
+	s, err := dec.HistogramSamples(rec, nil)
+	require.NoError(t, err)
+	for _, x := range s {
+		out = append(out, goldenRecordSample{Ref: uint64(x.Ref), ST: x.ST, T: x.T, H: histToGolden(x.H)})
 	}
-	foursRec = enc.CustomBucketsFloatHistogramSamples(foursCB, nil)
-	require.Equal(t, penc.CustomBucketsFloatHistogramSamples(ftheirsCB, nil), foursRec, "custom-bucket float histogram samples record")
-	requireSameFloatHistogramRecord(t, foursRec, wantFCB, false)
-
-	// Type 13.
-	ftheirs, ftheirsCB = pencST.FloatHistogramSamples(pfs, nil)
-	require.Nil(t, ftheirsCB)
-	foursRec = enc.FloatHistogramSamplesV2(fs, nil)
-	require.Equal(t, ftheirs, foursRec, "float histogram samples v2 record")
-	requireSameFloatHistogramRecord(t, foursRec, fs, true)
-	require.Equal(t, pencST.CustomBucketsFloatHistogramSamples(toPromFloatRecordSamples(wantFCB), nil), enc.FloatHistogramSamplesV2(wantFCB, nil))
+	return out
 }
 
-func TestHistogramRecordGolden(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 10, 200} {
-		for seed := range uint64(4) {
-			runHistogramRecordGolden(t, recordSamples(seed*31+uint64(n), n))
+func goldenRecordCases() []goldenRecordCase {
+	sets := []struct {
+		name    string
+		samples []goldenRecordSample
+	}{
+		{"empty", nil},
+		{"edges", recordEdgeSamples()},
+		{"custom only", recordEdgeSamples()[3:5]},
+		{"one", recordTestSamples(1, 1)},
+		{"generated 7", recordTestSamples(7, 25)},
+		{"generated 8", recordTestSamples(8, 25)},
+		{"generated 9", recordTestSamples(9, 25)},
+	}
+	var cases []goldenRecordCase
+	for _, set := range sets {
+		for _, float := range []bool{false, true} {
+			for _, v2 := range []bool{false, true} {
+				c := goldenRecordCase{Name: set.name, Float: float, V2: v2, Samples: set.samples}
+				if float {
+					c.Samples = asFloat(set.samples)
+				}
+				for _, rec := range promEncodeRecords(c) {
+					c.Records = append(c.Records, hex.EncodeToString(rec))
+				}
+				cases = append(cases, c)
+			}
 		}
 	}
+	return cases
 }
 
-func TestHistogramRecordGoldenEdges(t *testing.T) {
-	edges := recordEdgeHistograms()
-	var s []record.RefHistogramSample
-	for i, h := range edges {
-		s = append(s, record.RefHistogramSample{Ref: uint64(i * 7), ST: int64(i % 2), T: int64(i * 1000), H: h})
+// TestHistogramRecordGolden checks Prometheus against the golden file (or
+// rewrites it with -update-records).
+func TestHistogramRecordGolden(t *testing.T) {
+	if *updateRecords {
+		// One case per line keeps diffs readable.
+		out := []byte("[\n")
+		for i, c := range goldenRecordCases() {
+			b, err := json.Marshal(c)
+			require.NoError(t, err)
+			if i > 0 {
+				out = append(out, ",\n"...)
+			}
+			out = append(out, b...)
+		}
+		out = append(out, "\n]\n"...)
+		require.NoError(t, os.WriteFile(histogramRecordsFile, out, 0o644))
 	}
-	s = append(s,
-		record.RefHistogramSample{Ref: math.MaxUint64, ST: math.MinInt64, T: math.MaxInt64, H: edges[0]},
-		record.RefHistogramSample{Ref: 0, ST: math.MaxInt64, T: math.MinInt64, H: edges[4]},
-	)
-	runHistogramRecordGolden(t, s)
-	// Only custom buckets: both encoders write no type 7 or 8 record.
-	runHistogramRecordGolden(t, s[3:5])
+	b, err := os.ReadFile(histogramRecordsFile)
+	require.NoError(t, err)
+	var cases []goldenRecordCase
+	require.NoError(t, json.Unmarshal(b, &cases))
+	require.Len(t, cases, len(goldenRecordCases()), "golden file out of date: run with -update-records")
+	for _, c := range cases {
+		name := c.Name
+		if c.Float {
+			name += " float"
+		}
+		if c.V2 {
+			name += " v2"
+		}
+		t.Run(name, func(t *testing.T) {
+			recs := promEncodeRecords(c)
+			want := wantDecoded(c)
+			require.Len(t, c.Records, len(recs))
+			for i, rec := range recs {
+				require.Equal(t, c.Records[i], hex.EncodeToString(rec), "record %d", i)
+				if len(rec) == 0 {
+					require.Empty(t, want[i])
+					continue
+				}
+				got := promDecodeRecord(t, rec, c.Float)
+				require.Len(t, got, len(want[i]))
+				for j := range got {
+					requireSameGoldenSample(t, want[i][j], got[j])
+				}
+			}
+		})
+	}
 }
 
-func FuzzHistogramRecordGolden(f *testing.F) {
-	f.Add(uint64(1), uint8(5))
-	f.Add(uint64(99), uint8(60))
-	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
-		runHistogramRecordGolden(t, recordSamples(seed, int(n)))
-	})
+// requireSameGoldenSample compares two samples, treating nil and empty
+// lists alike.
+func requireSameGoldenSample(t *testing.T, want, got goldenRecordSample) {
+	t.Helper()
+	norm := func(s goldenRecordSample) goldenRecordSample {
+		h := &s.H
+		for _, p := range []*[][2]int64{&h.PosSpans, &h.NegSpans} {
+			if len(*p) == 0 {
+				*p = nil
+			}
+		}
+		for _, p := range []*[]int64{&h.PosDeltas, &h.NegDeltas} {
+			if len(*p) == 0 {
+				*p = nil
+			}
+		}
+		for _, p := range []*[]uint64{&h.PosCounts, &h.NegCounts, &h.CustomValues} {
+			if len(*p) == 0 {
+				*p = nil
+			}
+		}
+		return s
+	}
+	require.Equal(t, norm(want), norm(got))
 }
