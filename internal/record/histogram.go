@@ -323,9 +323,9 @@ func (d *Decoder) FloatHistogramSamples(rec []byte, out []RefFloatHistogramSampl
 	return out, nil
 }
 
-// Smallest encodings of a histogram: hint byte, one-byte schema, three
-// (integer) or zero (float) one-byte counts besides the be64 fields, and
-// four empty lists.
+// Smallest encodings of a histogram: hint byte, one-byte schema, the be64
+// fields, the zero count and count as one-byte uvarints (integer) or be64
+// (float), and four empty lists.
 const (
 	minHistogramSize      = 1 + 1 + 8 + 1 + 1 + 8 + 4
 	minFloatHistogramSize = 1 + 1 + 8 + 8 + 8 + 8 + 4
