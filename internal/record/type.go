@@ -4,9 +4,10 @@ package record
 // The values are Prometheus's; never renumber them.
 type Type uint8
 
-// Record types. Only Series, Samples, SamplesV2 and Tombstones are decoded by
-// this package; the others are listed so that callers can recognise records
-// written by Prometheus and skip them instead of misreading them.
+// Record types. Series, Samples, SamplesV2, Tombstones and the histogram
+// sample types (7 to 10, 12 and 13) are decoded by this package; the others
+// are listed so that callers can recognise records written by Prometheus and
+// skip them instead of misreading them.
 const (
 	// Unknown is what RecordType reports for an empty record or a type byte
 	// this package does not know.
@@ -23,25 +24,33 @@ const (
 	MmapMarkers Type = 5
 	// Metadata records (Prometheus) hold metric type, unit and help; skipped here.
 	Metadata Type = 6
-	// HistogramSamples records (Prometheus) hold integer native histograms; skipped here.
+	// HistogramSamples records hold integer native histograms with
+	// exponential schemas. Encoder.HistogramSamples writes them and
+	// Decoder.HistogramSamples reads them.
 	HistogramSamples Type = 7
-	// FloatHistogramSamples records (Prometheus) hold float native histograms; skipped here.
+	// FloatHistogramSamples records hold float native histograms with
+	// exponential schemas. Encoder.FloatHistogramSamples writes them and
+	// Decoder.FloatHistogramSamples reads them.
 	FloatHistogramSamples Type = 8
-	// CustomBucketsHistogramSamples records (Prometheus) hold integer
-	// histograms with custom buckets; skipped here.
+	// CustomBucketsHistogramSamples records hold integer histograms with
+	// custom buckets, in the HistogramSamples layout.
+	// Decoder.HistogramSamples reads them.
 	CustomBucketsHistogramSamples Type = 9
-	// CustomBucketsFloatHistogramSamples records (Prometheus) hold float
-	// histograms with custom buckets; skipped here.
+	// CustomBucketsFloatHistogramSamples records hold float histograms with
+	// custom buckets, in the FloatHistogramSamples layout.
+	// Decoder.FloatHistogramSamples reads them.
 	CustomBucketsFloatHistogramSamples Type = 10
 	// SamplesV2 records (Prometheus) hold float samples with optional start
 	// timestamps. Decoder.Samples reads them (dropping the start
 	// timestamps); Encoder never writes them.
 	SamplesV2 Type = 11
-	// HistogramSamplesV2 records (Prometheus) hold integer histograms with
-	// start timestamps; skipped here.
+	// HistogramSamplesV2 records hold integer histograms of any schema with
+	// start timestamps. Encoder.HistogramSamplesV2 writes them and
+	// Decoder.HistogramSamples reads them.
 	HistogramSamplesV2 Type = 12
-	// FloatHistogramSamplesV2 records (Prometheus) hold float histograms
-	// with start timestamps; skipped here.
+	// FloatHistogramSamplesV2 records hold float histograms of any schema
+	// with start timestamps. Encoder.FloatHistogramSamplesV2 writes them and
+	// Decoder.FloatHistogramSamples reads them.
 	FloatHistogramSamplesV2 Type = 13
 	// MinValidTime records (Prometheus) appear only in checkpoints and carry
 	// the mint of the truncation that wrote them; skipped here.
