@@ -159,10 +159,11 @@ func moduleImports(t *testing.T, dir string) []importEdge {
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .TestImports \",\"}},{{join .XTestImports \",\"}}", "./...")
 	cmd.Dir = dir
 	out, err := cmd.Output()
+	var stderr []byte
 	if ee, ok := err.(*exec.ExitError); ok {
-		t.Fatalf("go list in %s: %v: %s", dir, err, ee.Stderr)
+		stderr = ee.Stderr
 	}
-	require.NoError(t, err, "go list in %s", dir)
+	require.NoError(t, err, "go list in %s: %s", dir, stderr)
 	rel := func(p string) (string, bool) {
 		if p == modulePath {
 			return ".", true

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/histogram"
@@ -369,9 +370,8 @@ func TestHistogramIteratorConcurrentAppend(t *testing.T) {
 				it.AtHistogram(nil)
 				n++
 			}
-			if it.Err() != nil || n == 0 {
-				t.Errorf("iteration: %d samples, %v", n, it.Err())
-			}
+			assert.NoError(t, it.Err(), "iteration: %d samples", n)
+			assert.NotZero(t, n, "iteration: no samples")
 		}
 	}()
 	for i := range ts {

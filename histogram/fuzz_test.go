@@ -2,9 +2,10 @@ package histogram
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzInput turns fuzzer bytes into histogram fields. It favours values near
@@ -243,32 +244,26 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := fuzzHistogram(data)
 		err := h.Validate()
-		if err != nil && !errors.Is(err, ErrInvalid) {
-			t.Fatalf("error %v does not wrap ErrInvalid", err)
+		if err != nil {
+			require.ErrorIs(t, err, ErrInvalid)
 		}
 		_ = h.String()
 		c := h.Copy()
-		if cerr := c.Validate(); (cerr == nil) != (err == nil) {
-			t.Fatalf("copy validates to %v, original to %v", cerr, err)
-		}
-		if !c.Equals(h) && err == nil && !math.IsNaN(h.ZeroThreshold) {
-			t.Fatalf("valid histogram differs from its copy: %v", h)
-		}
+		cerr := c.Validate()
+		require.Equal(t, err == nil, cerr == nil, "copy validates to %v, original to %v", cerr, err)
+		require.False(t, !c.Equals(h) && err == nil && !math.IsNaN(h.ZeroThreshold), "valid histogram differs from its copy: %v", h)
 		fh := h.ToFloat()
 		_ = fh.String()
 		if err == nil && exactInFloat(h) {
-			if ferr := fh.Validate(); ferr != nil {
-				t.Fatalf("valid %v converts to invalid %v: %v", h, fh, ferr)
-			}
+			require.NoError(t, fh.Validate(), "valid %v converts to invalid %v", h, fh)
 		}
 
 		g := fuzzFloatHistogram(data)
-		if err := g.Validate(); err != nil && !errors.Is(err, ErrInvalid) {
-			t.Fatalf("error %v does not wrap ErrInvalid", err)
+		if err := g.Validate(); err != nil {
+			require.ErrorIs(t, err, ErrInvalid)
 		}
 		_ = g.String()
-		if gerr, cerr := g.Validate(), g.Copy().Validate(); (gerr == nil) != (cerr == nil) {
-			t.Fatalf("float copy validates to %v, original to %v", cerr, gerr)
-		}
+		gerr, cerr := g.Validate(), g.Copy().Validate()
+		require.Equal(t, gerr == nil, cerr == nil, "float copy validates to %v, original to %v", cerr, gerr)
 	})
 }

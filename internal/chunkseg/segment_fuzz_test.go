@@ -24,7 +24,7 @@ func requireTypedReadError(t *testing.T, err error) {
 		require.ErrorIs(t, err, corrupt.ErrCorrupt)
 	case errors.Is(err, ErrInvalidRef), errors.Is(err, chunks.ErrUnknownEncoding):
 	default:
-		t.Fatalf("untyped error from Chunk: %v", err)
+		require.Failf(t, "untyped error from Chunk", "%v", err)
 	}
 }
 

@@ -154,5 +154,5 @@ func requireCorrupt(t testing.TB, err error) {
 			return
 		}
 	}
-	t.Fatalf("want a *corrupt.Error without a file, got %T: %v", err, err)
+	require.Failf(t, "no file-less *corrupt.Error", "want a *corrupt.Error without a file, got %T: %v", err, err)
 }

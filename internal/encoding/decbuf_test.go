@@ -35,7 +35,7 @@ func opNamed(t testing.TB, name string) op {
 			return o
 		}
 	}
-	t.Fatalf("no op %s", name)
+	require.Failf(t, "unknown op", "no op %s", name)
 	return op{}
 }
 
@@ -173,24 +173,20 @@ func FuzzDecbuf(f *testing.F) {
 		for _, s := range script {
 			got, b := ops[int(s)%len(ops)].read(&d)
 			if first != nil {
-				if d.Err() != first || got != 0 || b != nil || d.Len() != 0 || !d.Failed() {
-					t.Fatalf("read after error %v: got %d, %q, len %d, err %v", first, got, b, d.Len(), d.Err())
-				}
+				require.False(t, d.Err() != first || got != 0 || b != nil || d.Len() != 0 || !d.Failed(),
+					"read after error %v: got %d, %q, len %d, err %v", first, got, b, d.Len(), d.Err())
 				continue
 			}
 			if err := d.Err(); err != nil {
 				var ce *corrupt.Error
 				placed := d.ErrIn("f", 7)
-				if !errors.As(placed, &ce) || !errors.Is(placed, corrupt.ErrCorrupt) || ce.File != "f" ||
-					ce.Offset < 7 || ce.Offset > 7+int64(len(in)) {
-					t.Fatalf("bad error %#v", placed)
-				}
+				require.False(t, !errors.As(placed, &ce) || !errors.Is(placed, corrupt.ErrCorrupt) || ce.File != "f" ||
+					ce.Offset < 7 || ce.Offset > 7+int64(len(in)), "bad error %#v", placed)
 				first = err
 				continue
 			}
-			if d.Offset() < prev || d.Offset() > len(in) || d.Len() != len(in)-d.Offset() {
-				t.Fatalf("offset %d after %d, len %d of %d", d.Offset(), prev, d.Len(), len(in))
-			}
+			require.False(t, d.Offset() < prev || d.Offset() > len(in) || d.Len() != len(in)-d.Offset(),
+				"offset %d after %d, len %d of %d", d.Offset(), prev, d.Len(), len(in))
 			prev = d.Offset()
 		}
 	})

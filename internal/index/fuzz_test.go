@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -26,7 +28,7 @@ func FuzzReader(f *testing.F) {
 		labels.FromStrings("__name__", "x", "i", "1", "job", "b"),
 	})
 	small, err := fsys.ReadFile("small")
-	noErr(f, err)
+	require.NoError(f, err)
 	f.Add(small)
 	f.Add([]byte{})
 	f.Add([]byte{0xBA, 0xAA, 0xD7, 0x00, 0x02})
@@ -70,13 +72,10 @@ func checkReader(t *testing.T, b []byte) {
 	runtime.ReadMemStats(&before)
 	r, err := NewReader(b)
 	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(64*len(b)+64<<10) {
-		t.Fatalf("opening %d bytes allocated %d bytes", len(b), alloc)
-	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	require.LessOrEqual(t, alloc, uint64(64*len(b)+64<<10), "opening %d bytes allocated %d bytes", len(b), alloc)
 	if err != nil {
-		if !errors.Is(err, corrupt.ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
-			t.Fatalf("unexpected error class: %v", err)
-		}
+		require.True(t, errors.Is(err, corrupt.ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "unexpected error class: %v", err)
 		return
 	}
 	_ = readEverything(r)
@@ -86,7 +85,7 @@ func checkReader(t *testing.T, b []byte) {
 		_ = r.Series(ref, &builder, &chks)
 		_ = builder.Labels()
 	}
-	noErr(t, r.Close())
+	require.NoError(t, r.Close())
 }
 
 // FuzzPostingsRoundTrip encodes a postings list built from the input, in
@@ -116,29 +115,29 @@ func FuzzPostingsRoundTrip(f *testing.F) {
 			enc = append(enc, p...)
 			return nil
 		})
-		noErr(t, err)
-		equal(t, 12+4*len(refs), len(enc))
+		require.NoError(t, err)
+		require.Len(t, enc, 12+4*len(refs))
 		p, err := decodePostingsList(enc, 0)
-		noErr(t, err)
+		require.NoError(t, err)
 		got := expand(t, p)
 		want := make([]uint64, 0, len(refs))
 		for _, r := range refs {
 			want = append(want, uint64(r))
 		}
-		isTrue(t, slices.Equal(want, got), "want %v got %v", want, got)
+		require.True(t, slices.Equal(want, got), "want %v got %v", want, got)
 		// Seek to every value and just past it.
 		for i, r := range want {
 			p, _ := decodePostingsList(enc, 0)
-			isTrue(t, p.Seek(r) && p.At() == r, "seek %d", r)
+			require.True(t, p.Seek(r) && p.At() == r, "seek %d", r)
 			ok := p.Seek(r + 1)
-			equal(t, i+1 < len(want), ok)
+			require.Equal(t, i+1 < len(want), ok)
 		}
 		// Any damage to the encoding is caught.
 		if len(enc) > 0 {
 			bad := slices.Clone(enc)
 			bad[len(b)%len(bad)] ^= 1
 			_, err := decodePostingsList(bad, 0)
-			isTrue(t, err != nil, "damage not detected")
+			require.True(t, err != nil, "damage not detected")
 		}
 	})
 }
@@ -174,29 +173,29 @@ func FuzzIndexRoundTrip(f *testing.F) {
 		fsys := vfs.NewMemFS()
 		writeIndex(t, fsys, "index", sets)
 		r, err := NewFileReader(fsys, "index")
-		noErr(t, err)
+		require.NoError(t, err)
 		defer r.Close()
 		all, err := r.AllPostings()
-		noErr(t, err)
+		require.NoError(t, err)
 		refs := expand(t, all)
-		equal(t, len(sets), len(refs))
+		require.Len(t, refs, len(sets))
 		builder := labels.NewScratchBuilder(4)
 		var chks []ChunkMeta
 		for i, ref := range refs {
-			noErr(t, r.Series(ref, &builder, &chks))
-			isTrue(t, labels.Equal(sets[i], builder.Labels()), "series %d: want %s got %s", i, sets[i], builder.Labels())
-			isTrue(t, slices.Equal(testChunks(i), chks), "series %d chunks", i)
+			require.NoError(t, r.Series(ref, &builder, &chks))
+			require.True(t, labels.Equal(sets[i], builder.Labels()), "series %d: want %s got %s", i, sets[i], builder.Labels())
+			require.True(t, slices.Equal(testChunks(i), chks), "series %d chunks", i)
 		}
-		noErr(t, readEverything(r))
+		require.NoError(t, readEverything(r))
 		model := &seriesModel{refs: refs, sets: sets}
 		for _, n := range []string{"a", "z", "__name__"} {
 			vals, err := r.SortedLabelValues(n)
-			noErr(t, err)
+			require.NoError(t, err)
 			for _, v := range vals {
 				m := labels.MustNewMatcher(labels.MatchEqual, n, v)
 				p, err := PostingsForMatchers(r, m)
-				noErr(t, err)
-				equal(t, model.eval([]*labels.Matcher{m}), expand(t, p))
+				require.NoError(t, err)
+				require.Equal(t, model.eval([]*labels.Matcher{m}), expand(t, p))
 			}
 		}
 	})

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -56,7 +58,7 @@ func load20k(t testing.TB) []labels.Labels {
 		slices.SortFunc(load20kSets, labels.Compare)
 		load20kSets = slices.CompactFunc(load20kSets, labels.Equal)
 	})
-	noErr(t, load20kErr)
+	require.NoError(t, load20kErr)
 	return load20kSets
 }
 
@@ -95,14 +97,14 @@ func testChunks(i int) []ChunkMeta {
 func writeIndex(t testing.TB, fsys vfs.FS, path string, sets []labels.Labels) {
 	t.Helper()
 	w, err := NewWriter(fsys, path)
-	noErr(t, err)
+	require.NoError(t, err)
 	for _, s := range symbolsOf(sets) {
-		noErr(t, w.AddSymbol(s))
+		require.NoError(t, w.AddSymbol(s))
 	}
 	for i, ls := range sets {
-		noErr(t, w.AddSeries(uint64(i+1), ls, testChunks(i)...))
+		require.NoError(t, w.AddSeries(uint64(i+1), ls, testChunks(i)...))
 	}
-	noErr(t, w.Close())
+	require.NoError(t, w.Close())
 }
 
 func openIndex(t testing.TB, sets []labels.Labels) *Reader {
@@ -110,7 +112,7 @@ func openIndex(t testing.TB, sets []labels.Labels) *Reader {
 	fsys := vfs.NewMemFS()
 	writeIndex(t, fsys, "index", sets)
 	r, err := NewFileReader(fsys, "index")
-	noErr(t, err)
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
 	return r
 }
@@ -118,7 +120,7 @@ func openIndex(t testing.TB, sets []labels.Labels) *Reader {
 func TestRoundTrip20k(t *testing.T) {
 	sets := load20k(t)
 	r := openIndex(t, sets)
-	equal(t, FormatV2, r.Version())
+	require.Equal(t, FormatV2, r.Version())
 
 	// Symbols.
 	var syms []string
@@ -126,31 +128,31 @@ func TestRoundTrip20k(t *testing.T) {
 	for it.Next() {
 		syms = append(syms, it.At())
 	}
-	noErr(t, it.Err())
-	equal(t, symbolsOf(sets), syms)
-	equal(t, len(syms), r.NumSymbols())
+	require.NoError(t, it.Err())
+	require.Equal(t, symbolsOf(sets), syms)
+	require.Equal(t, len(syms), r.NumSymbols())
 	for _, i := range []uint32{0, 1, 31, 32, 33, uint32(len(syms) - 1)} {
 		s, err := r.LookupSymbol(i)
-		noErr(t, err)
-		equal(t, syms[i], s)
+		require.NoError(t, err)
+		require.Equal(t, syms[i], s)
 	}
 	_, err := r.LookupSymbol(uint32(len(syms)))
-	isTrue(t, errors.Is(err, ErrNotFound), "lookup past the end: %v", err)
+	require.True(t, errors.Is(err, ErrNotFound), "lookup past the end: %v", err)
 
 	// Series, in order, via the all postings.
 	all, err := r.AllPostings()
-	noErr(t, err)
+	require.NoError(t, err)
 	refs := expand(t, all)
-	equal(t, len(sets), len(refs))
+	require.Len(t, refs, len(sets))
 	builder := labels.NewScratchBuilder(16)
 	var chks []ChunkMeta
 	for i, ref := range refs {
-		noErr(t, r.Series(ref, &builder, &chks))
-		isTrue(t, labels.Equal(sets[i], builder.Labels()), "series %d: %s != %s", i, sets[i], builder.Labels())
+		require.NoError(t, r.Series(ref, &builder, &chks))
+		require.True(t, labels.Equal(sets[i], builder.Labels()), "series %d: %s != %s", i, sets[i], builder.Labels())
 		want := testChunks(i)
-		isTrue(t, slices.Equal(want, chks), "series %d chunks: want %v got %v", i, want, chks)
-		noErr(t, r.Series(ref, &builder, nil))
-		isTrue(t, labels.Equal(sets[i], builder.Labels()))
+		require.True(t, slices.Equal(want, chks), "series %d chunks: want %v got %v", i, want, chks)
+		require.NoError(t, r.Series(ref, &builder, nil))
+		require.True(t, labels.Equal(sets[i], builder.Labels()))
 	}
 
 	// Label names, values and postings against a model.
@@ -164,46 +166,46 @@ func TestRoundTrip20k(t *testing.T) {
 		})
 	}
 	names, err := r.LabelNames()
-	noErr(t, err)
+	require.NoError(t, err)
 	wantNames := make([]string, 0, len(model))
 	for n := range model {
 		wantNames = append(wantNames, n)
 	}
 	slices.Sort(wantNames)
-	equal(t, wantNames, names)
+	require.Equal(t, wantNames, names)
 	for _, n := range names {
 		vals, err := r.SortedLabelValues(n)
-		noErr(t, err)
+		require.NoError(t, err)
 		wantVals := make([]string, 0, len(model[n]))
 		for v := range model[n] {
 			wantVals = append(wantVals, v)
 		}
 		slices.Sort(wantVals)
-		equal(t, wantVals, vals, "values of %s", n)
+		require.Equal(t, wantVals, vals, "values of %s", n)
 		for _, v := range vals {
 			p, err := r.Postings(n, v)
-			noErr(t, err)
-			equal(t, model[n][v], expand(t, p), "postings %s=%s", n, v)
+			require.NoError(t, err)
+			require.Equal(t, model[n][v], expand(t, p), "postings %s=%s", n, v)
 		}
 		// Several values at once, unsorted, with unknown ones mixed in.
 		pick := []string{"\xff", vals[len(vals)-1], "", vals[0], vals[len(vals)/2], vals[len(vals)/2]}
 		p, err := r.Postings(n, pick...)
-		noErr(t, err)
+		require.NoError(t, err)
 		var want []uint64
 		for _, v := range pick {
 			want = append(want, model[n][v]...)
 		}
 		slices.Sort(want)
-		equal(t, slices.Compact(want), expand(t, p), "postings of %s for %q", n, pick)
+		require.Equal(t, slices.Compact(want), expand(t, p), "postings of %s for %q", n, pick)
 	}
 	vals, err := r.SortedLabelValues("no such name")
-	noErr(t, err)
-	equal(t, 0, len(vals))
+	require.NoError(t, err)
+	require.Empty(t, vals)
 	p, err := r.Postings("no such name", "x")
-	noErr(t, err)
-	equal(t, []uint64(nil), expand(t, p))
+	require.NoError(t, err)
+	require.Equal(t, []uint64(nil), expand(t, p))
 	p, err = r.PostingsForLabelMatching("__name__", func(v string) bool { return v < "c" })
-	noErr(t, err)
+	require.NoError(t, err)
 	var want []uint64
 	for v, l := range model["__name__"] {
 		if v < "c" {
@@ -211,7 +213,7 @@ func TestRoundTrip20k(t *testing.T) {
 		}
 	}
 	slices.Sort(want)
-	equal(t, want, expand(t, p))
+	require.Equal(t, want, expand(t, p))
 }
 
 func TestSeriesBadReference(t *testing.T) {
@@ -223,14 +225,14 @@ func TestSeriesBadReference(t *testing.T) {
 	builder := labels.NewScratchBuilder(2)
 	for _, ref := range []uint64{0, 1, 1 << 40, 1<<64 - 1} {
 		err := r.Series(ref, &builder, nil)
-		isTrue(t, errors.Is(err, ErrNotFound), "ref %d: %v", ref, err)
+		require.True(t, errors.Is(err, ErrNotFound), "ref %d: %v", ref, err)
 	}
 	// A reference inside the series section but not at an entry.
 	all, err := r.AllPostings()
-	noErr(t, err)
+	require.NoError(t, err)
 	refs := expand(t, all)
 	err = r.Series(refs[0]+1, &builder, nil)
-	isTrue(t, err != nil, "misaligned reference accepted")
+	require.True(t, err != nil, "misaligned reference accepted")
 }
 
 func TestPostingsForMatchersReaderAgainstModel(t *testing.T) {
@@ -240,7 +242,7 @@ func TestPostingsForMatchersReaderAgainstModel(t *testing.T) {
 	model := randSeries(rng, 300)
 	r := openIndex(t, model.sets)
 	all, err := r.AllPostings()
-	noErr(t, err)
+	require.NoError(t, err)
 	model.refs = expand(t, all)
 	checkMatchersAgainstModel(t, r, model, rng, seed, 3000)
 }
@@ -251,14 +253,14 @@ func TestPostingsForMatchers20k(t *testing.T) {
 	sets := load20k(t)
 	r := openIndex(t, sets)
 	all, err := r.AllPostings()
-	noErr(t, err)
+	require.NoError(t, err)
 	refs := expand(t, all)
 	mp := NewMemPostings()
 	for i, ls := range sets {
 		mp.Add(uint64(i), ls)
 	}
 	names, err := r.LabelNames()
-	noErr(t, err)
+	require.NoError(t, err)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -267,7 +269,7 @@ func TestPostingsForMatchers20k(t *testing.T) {
 		for range 1 + rng.IntN(3) {
 			n := names[rng.IntN(len(names))]
 			vals, err := r.SortedLabelValues(n)
-			noErr(t, err)
+			require.NoError(t, err)
 			v := vals[rng.IntN(len(vals))]
 			typ := labels.MatchType(rng.IntN(4))
 			if typ >= labels.MatchRegexp {
@@ -281,7 +283,7 @@ func TestPostingsForMatchers20k(t *testing.T) {
 				}
 			}
 			m, err := labels.NewMatcher(typ, n, v)
-			noErr(t, err)
+			require.NoError(t, err)
 			ms = append(ms, m)
 		}
 		var want []uint64
@@ -291,15 +293,15 @@ func TestPostingsForMatchers20k(t *testing.T) {
 			}
 		}
 		p, err := PostingsForMatchers(r, ms...)
-		noErr(t, err)
-		equal(t, want, expand(t, p), "seed %d round %d %v", seed, round, ms)
+		require.NoError(t, err)
+		require.Equal(t, want, expand(t, p), "seed %d round %d %v", seed, round, ms)
 		p, err = PostingsForMatchers(mp, ms...)
-		noErr(t, err)
+		require.NoError(t, err)
 		got := expand(t, p)
 		for i := range got {
 			got[i] = refs[got[i]]
 		}
-		equal(t, want, got, "head: seed %d round %d %v", seed, round, ms)
+		require.Equal(t, want, got, "head: seed %d round %d %v", seed, round, ms)
 	}
 }
 
@@ -312,70 +314,70 @@ func TestWriterErrors(t *testing.T) {
 		want error
 	}{
 		{"symbol order", func(w *Writer) error {
-			noErr(t, w.AddSymbol("b"))
+			require.NoError(t, w.AddSymbol("b"))
 			return w.AddSymbol("a")
 		}, ErrOutOfOrder},
 		{"duplicate symbol", func(w *Writer) error {
-			noErr(t, w.AddSymbol("a"))
+			require.NoError(t, w.AddSymbol("a"))
 			return w.AddSymbol("a")
 		}, ErrOutOfOrder},
 		{"symbol after series", func(w *Writer) error {
 			for _, s := range []string{"1", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
-			noErr(t, w.AddSeries(1, a1))
+			require.NoError(t, w.AddSeries(1, a1))
 			return w.AddSymbol("z")
 		}, ErrOutOfOrder},
 		{"unknown value", func(w *Writer) error {
-			noErr(t, w.AddSymbol("a"))
+			require.NoError(t, w.AddSymbol("a"))
 			return w.AddSeries(1, a1)
 		}, ErrUnknownSymbol},
 		{"unknown name", func(w *Writer) error {
-			noErr(t, w.AddSymbol("1"))
+			require.NoError(t, w.AddSymbol("1"))
 			return w.AddSeries(1, a1)
 		}, ErrUnknownSymbol},
 		{"series order", func(w *Writer) error {
 			for _, s := range []string{"1", "2", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
-			noErr(t, w.AddSeries(1, a2))
+			require.NoError(t, w.AddSeries(1, a2))
 			return w.AddSeries(2, a1)
 		}, ErrOutOfOrder},
 		{"duplicate series", func(w *Writer) error {
 			for _, s := range []string{"1", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
-			noErr(t, w.AddSeries(1, a1))
+			require.NoError(t, w.AddSeries(1, a1))
 			return w.AddSeries(2, a1)
 		}, ErrOutOfOrder},
 		{"ref order", func(w *Writer) error {
 			for _, s := range []string{"1", "2", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
-			noErr(t, w.AddSeries(5, a1))
+			require.NoError(t, w.AddSeries(5, a1))
 			return w.AddSeries(5, a2)
 		}, ErrOutOfOrder},
 		{"empty label name", func(w *Writer) error {
 			for _, s := range []string{"", "1"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
 			return w.AddSeries(1, labels.FromStrings("", "1"))
 		}, ErrInvalidLabels},
 		{"duplicate label name", func(w *Writer) error {
 			for _, s := range []string{"1", "2", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
 			return w.AddSeries(1, labels.New(labels.Label{Name: "a", Value: "1"}, labels.Label{Name: "a", Value: "2"}))
 		}, ErrInvalidLabels},
 		{"chunk maxt < mint", func(w *Writer) error {
 			for _, s := range []string{"1", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
 			return w.AddSeries(1, a1, ChunkMeta{MinTime: 5, MaxTime: 4})
 		}, ErrInvalidChunk},
 		{"chunks overlap", func(w *Writer) error {
 			for _, s := range []string{"1", "a"} {
-				noErr(t, w.AddSymbol(s))
+				require.NoError(t, w.AddSymbol(s))
 			}
 			return w.AddSeries(1, a1, ChunkMeta{MinTime: 0, MaxTime: 10}, ChunkMeta{MinTime: 10, MaxTime: 20})
 		}, ErrInvalidChunk},
@@ -383,12 +385,12 @@ func TestWriterErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := NewWriter(vfs.NewMemFS(), "index")
-			noErr(t, err)
+			require.NoError(t, err)
 			err = c.run(w)
-			isTrue(t, errors.Is(err, c.want), "got %v, want %v", err, c.want)
-			noErr(t, w.Close())
-			isTrue(t, errors.Is(w.Close(), ErrClosed))
-			isTrue(t, errors.Is(w.AddSymbol("zz"), ErrClosed))
+			require.True(t, errors.Is(err, c.want), "got %v, want %v", err, c.want)
+			require.NoError(t, w.Close())
+			require.True(t, errors.Is(w.Close(), ErrClosed))
+			require.True(t, errors.Is(w.AddSymbol("zz"), ErrClosed))
 		})
 	}
 }
@@ -431,10 +433,10 @@ func TestWriterIOErrors(t *testing.T) {
 				return w.Close()
 			}()
 			if count < nth {
-				noErr(t, err) // every op of this kind has been failed once
+				require.NoError(t, err) // every op of this kind has been failed once
 				break
 			}
-			isTrue(t, errors.Is(err, boom), "%v #%d: got %v", op, nth, err)
+			require.True(t, errors.Is(err, boom), "%v #%d: got %v", op, nth, err)
 		}
 	}
 }
@@ -444,15 +446,15 @@ func goldenIndex(t testing.TB) []byte {
 	t.Helper()
 	fsys := vfs.NewMemFS()
 	w, err := NewWriter(fsys, "index")
-	noErr(t, err)
+	require.NoError(t, err)
 	for _, s := range []string{"1", "2", "a", "b"} {
-		noErr(t, w.AddSymbol(s))
+		require.NoError(t, w.AddSymbol(s))
 	}
-	noErr(t, w.AddSeries(10, labels.FromStrings("a", "1"), ChunkMeta{Ref: 8, MinTime: 0, MaxTime: 100}))
-	noErr(t, w.AddSeries(20, labels.FromStrings("a", "2", "b", "1")))
-	noErr(t, w.Close())
+	require.NoError(t, w.AddSeries(10, labels.FromStrings("a", "1"), ChunkMeta{Ref: 8, MinTime: 0, MaxTime: 100}))
+	require.NoError(t, w.AddSeries(20, labels.FromStrings("a", "2", "b", "1")))
+	require.NoError(t, w.Close())
 	b, err := fsys.ReadFile("index")
-	noErr(t, err)
+	require.NoError(t, err)
 	return b
 }
 
@@ -473,7 +475,7 @@ func TestGolden(t *testing.T) {
 	be32(4)
 	raw(1, '1', 1, '2', 1, 'a', 1, 'b')
 	crcOf(9)
-	equal(t, 25, len(want))
+	require.Len(t, want, 25)
 	raw(0, 0, 0, 0, 0, 0, 0) // pad to 32
 	// Series 2 (offset 32): {a="1"}, one chunk [0,100] at ref 8.
 	raw(7)                             // len
@@ -495,12 +497,12 @@ func TestGolden(t *testing.T) {
 		}
 		crcOf(start)
 	}
-	equal(t, 60, len(want))
+	require.Len(t, want, 60)
 	postings(2, 3) // ""="" at 60
 	postings(2)    // a="1" at 80
 	postings(3)    // a="2" at 96
 	postings(3)    // b="1" at 112
-	equal(t, 128, len(want))
+	require.Len(t, want, 128)
 	// Postings offset table at 128: 4 entries of (2, name, value, offset).
 	be32(4 + 4 + 6 + 6 + 6)
 	be32(4)
@@ -509,7 +511,7 @@ func TestGolden(t *testing.T) {
 	raw(2, 1, 'a', 1, '2', 96)
 	raw(2, 1, 'b', 1, '1', 112)
 	crcOf(132)
-	equal(t, 162, len(want))
+	require.Len(t, want, 162)
 	// TOC: symbols, series, label indices, label offset table, postings,
 	// postings offset table. Like Prometheus, the series entry points
 	// at the end of the symbol table, before the alignment padding.
@@ -517,17 +519,17 @@ func TestGolden(t *testing.T) {
 		be64(off)
 	}
 	crcOf(162)
-	equal(t, want, got)
+	require.Equal(t, want, got)
 
 	r, err := NewReader(got)
-	noErr(t, err)
+	require.NoError(t, err)
 	builder := labels.NewScratchBuilder(2)
 	var chks []ChunkMeta
-	noErr(t, r.Series(2, &builder, &chks))
-	equal(t, `{a="1"}`, builder.Labels().String())
-	equal(t, []ChunkMeta{{Ref: 8, MinTime: 0, MaxTime: 100}}, chks)
-	noErr(t, r.Close())
-	isTrue(t, errors.Is(r.Series(2, &builder, nil), ErrClosed))
+	require.NoError(t, r.Series(2, &builder, &chks))
+	require.Equal(t, `{a="1"}`, builder.Labels().String())
+	require.Equal(t, []ChunkMeta{{Ref: 8, MinTime: 0, MaxTime: 100}}, chks)
+	require.NoError(t, r.Close())
+	require.True(t, errors.Is(r.Series(2, &builder, nil), ErrClosed))
 }
 
 // TestReaderVersions checks which versions open.
@@ -537,11 +539,11 @@ func TestReaderVersions(t *testing.T) {
 		b[4] = v
 		r, err := NewReader(b)
 		if wantErr != nil {
-			isTrue(t, errors.Is(err, wantErr), "version %d: %v", v, err)
+			require.True(t, errors.Is(err, wantErr), "version %d: %v", v, err)
 			continue
 		}
-		noErr(t, err, "version %d", v)
-		equal(t, int(v), r.Version())
+		require.NoError(t, err, "version %d", v)
+		require.Equal(t, int(v), r.Version())
 	}
 }
 
@@ -559,20 +561,20 @@ func TestReaderCorruption(t *testing.T) {
 		r, err := NewReader(b)
 		if err != nil {
 			var ce *corrupt.Error
-			isTrue(t, errors.As(err, &ce) && errors.Is(err, corrupt.ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "byte %d: %v", i, err)
+			require.True(t, errors.As(err, &ce) && errors.Is(err, corrupt.ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "byte %d: %v", i, err)
 			continue
 		}
 		// Opened: the damage is in a lazily checked part or in padding.
 		readErr := readEverything(r)
 		if padding[i] {
-			noErr(t, readErr, "padding byte %d", i)
+			require.NoError(t, readErr, "padding byte %d", i)
 			continue
 		}
-		isTrue(t, errors.Is(readErr, corrupt.ErrCorrupt), "byte %d: damage not detected (%v)", i, readErr)
+		require.True(t, errors.Is(readErr, corrupt.ErrCorrupt), "byte %d: damage not detected (%v)", i, readErr)
 	}
 	for n := range len(good) {
 		_, err := NewReader(good[:n])
-		isTrue(t, errors.Is(err, corrupt.ErrCorrupt), "truncated to %d: %v", n, err)
+		require.True(t, errors.Is(err, corrupt.ErrCorrupt), "truncated to %d: %v", n, err)
 	}
 }
 
@@ -636,41 +638,41 @@ func readEverything(r *Reader) error {
 func TestNewFileReaderErrors(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	_, err := NewFileReader(fsys, "missing")
-	isTrue(t, errors.Is(err, fs.ErrNotExist), "%v", err)
-	noErr(t, fsys.WriteFile("junk", []byte("not an index at all, no no no, not at all, not even close to one"), 0o644))
+	require.True(t, errors.Is(err, fs.ErrNotExist), "%v", err)
+	require.NoError(t, fsys.WriteFile("junk", []byte("not an index at all, no no no, not at all, not even close to one"), 0o644))
 	_, err = NewFileReader(fsys, "junk")
 	var ce *corrupt.Error
-	isTrue(t, errors.As(err, &ce), "%v", err)
-	equal(t, "junk", ce.File)
-	equal(t, int64(0), ce.Offset)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	require.Equal(t, "junk", ce.File)
+	require.Equal(t, int64(0), ce.Offset)
 }
 
 func TestEmptyIndex(t *testing.T) {
 	r := openIndex(t, nil)
 	names, err := r.LabelNames()
-	noErr(t, err)
-	equal(t, 0, len(names))
+	require.NoError(t, err)
+	require.Empty(t, names)
 	p, err := r.AllPostings()
-	noErr(t, err)
-	equal(t, []uint64(nil), expand(t, p))
+	require.NoError(t, err)
+	require.Equal(t, []uint64(nil), expand(t, p))
 	p, err = PostingsForMatchers(r, labels.MustNewMatcher(labels.MatchEqual, "a", ""))
-	noErr(t, err)
-	equal(t, []uint64(nil), expand(t, p))
+	require.NoError(t, err)
+	require.Equal(t, []uint64(nil), expand(t, p))
 }
 
 func BenchmarkReader(b *testing.B) {
 	sets := load20k(b)
 	r := openIndex(b, sets)
 	all, err := r.AllPostings()
-	noErr(b, err)
+	require.NoError(b, err)
 	refs := expand(b, all)
 	names, err := r.LabelNames()
-	noErr(b, err)
+	require.NoError(b, err)
 	type pair struct{ n, v string }
 	var pairs []pair
 	for _, n := range names {
 		vals, err := r.SortedLabelValues(n)
-		noErr(b, err)
+		require.NoError(b, err)
 		for _, v := range vals {
 			pairs = append(pairs, pair{n, v})
 		}
@@ -716,7 +718,7 @@ func BenchmarkReader(b *testing.B) {
 		fsys := vfs.NewMemFS()
 		writeIndex(b, fsys, "index", sets)
 		data, err := fsys.ReadFile("index")
-		noErr(b, err)
+		require.NoError(b, err)
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -734,14 +736,22 @@ func BenchmarkWriter20k(b *testing.B) {
 	for b.Loop() {
 		fsys := vfs.NewMemFS()
 		w, err := NewWriter(fsys, "index")
-		noErr(b, err)
+		if err != nil {
+			b.Fatal(err)
+		}
 		for _, s := range syms {
-			noErr(b, w.AddSymbol(s))
+			if err := w.AddSymbol(s); err != nil {
+				b.Fatal(err)
+			}
 		}
 		for i, ls := range sets {
-			noErr(b, w.AddSeries(uint64(i+1), ls, testChunks(i)...))
+			if err := w.AddSeries(uint64(i+1), ls, testChunks(i)...); err != nil {
+				b.Fatal(err)
+			}
 		}
-		noErr(b, w.Close())
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(len(sets)), "series/op")
 }
@@ -755,7 +765,7 @@ func BenchmarkPostingsForMatchers20k(b *testing.B) {
 	}
 	// Pick a frequent name and value for realistic selectors.
 	names, err := r.LabelNames()
-	noErr(b, err)
+	require.NoError(b, err)
 	var bigName string
 	var bigVals []string
 	for _, n := range names {
@@ -763,13 +773,13 @@ func BenchmarkPostingsForMatchers20k(b *testing.B) {
 			continue
 		}
 		vals, err := r.SortedLabelValues(n)
-		noErr(b, err)
+		require.NoError(b, err)
 		if len(vals) > len(bigVals) {
 			bigName, bigVals = n, vals
 		}
 	}
 	metric, err := r.SortedLabelValues(labels.MetricName)
-	noErr(b, err)
+	require.NoError(b, err)
 	mk := labels.MustNewMatcher
 	cases := []struct {
 		name string
@@ -816,17 +826,17 @@ func TestReaderForEachValue(t *testing.T) {
 		n     int
 	}
 	var got []entry
-	noErr(t, r.ForEachValue("a", func(v string, p Postings) error {
+	require.NoError(t, r.ForEachValue("a", func(v string, p Postings) error {
 		refs, err := ExpandPostings(p)
 		got = append(got, entry{v, len(refs)})
 		return err
 	}))
-	equal(t, []entry{{"1", 2}, {"2", 1}}, got)
+	require.Equal(t, []entry{{"1", 2}, {"2", 1}}, got)
 
 	stop := errors.New("stop")
 	calls := 0
 	err := r.ForEachValue("a", func(string, Postings) error { calls++; return stop })
-	isTrue(t, errors.Is(err, stop) && calls == 1, "stops at f's error: %v after %d calls", err, calls)
-	noErr(t, r.ForEachValue("nope", func(string, Postings) error { return stop }))
-	noErr(t, r.ForEachValue("", func(string, Postings) error { return stop }))
+	require.True(t, errors.Is(err, stop) && calls == 1, "stops at f's error: %v after %d calls", err, calls)
+	require.NoError(t, r.ForEachValue("nope", func(string, Postings) error { return stop }))
+	require.NoError(t, r.ForEachValue("", func(string, Postings) error { return stop }))
 }

@@ -8,13 +8,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/labels"
 )
 
 func expand(t testing.TB, p Postings) []uint64 {
 	t.Helper()
 	got, err := ExpandPostings(p)
-	noErr(t, err)
+	require.NoError(t, err)
 	return got
 }
 
@@ -39,32 +41,32 @@ func TestMemPostingsAddGet(t *testing.T) {
 		{"", "", []uint64{1, 3, 5, 9}},
 	}
 	for _, c := range cases {
-		equal(t, c.want, expand(t, p.Get(c.name, c.value)), "%s=%s", c.name, c.value)
+		require.Equal(t, c.want, expand(t, p.Get(c.name, c.value)), "%s=%s", c.name, c.value)
 	}
 	p.Add(11, labels.FromStrings("", "x", "a", "9")) // empty name: not indexed
-	equal(t, []uint64(nil), expand(t, p.Get("", "x")))
-	equal(t, []uint64{11}, expand(t, p.Get("a", "9")))
+	require.Equal(t, []uint64(nil), expand(t, p.Get("", "x")))
+	require.Equal(t, []uint64{11}, expand(t, p.Get("a", "9")))
 	p.Delete(map[uint64]struct{}{11: {}})
-	equal(t, []uint64{1, 3, 5, 9}, expand(t, p.All()))
-	equal(t, 4, p.NumSeries())
-	equal(t, []string{"a", "b", "c"}, p.LabelNames())
-	equal(t, []string{"1", "2"}, p.LabelValues("a"))
-	equal(t, []string(nil), p.LabelValues(""))
-	equal(t, []string{}, p.LabelValues("nope"))
+	require.Equal(t, []uint64{1, 3, 5, 9}, expand(t, p.All()))
+	require.Equal(t, 4, p.NumSeries())
+	require.Equal(t, []string{"a", "b", "c"}, p.LabelNames())
+	require.Equal(t, []string{"1", "2"}, p.LabelValues("a"))
+	require.Equal(t, []string(nil), p.LabelValues(""))
+	require.Equal(t, []string{}, p.LabelValues("nope"))
 
 	got, err := p.Postings("a", "2", "1", "3")
-	noErr(t, err)
-	equal(t, []uint64{1, 3, 5, 9}, expand(t, got))
-	equal(t, []uint64{5, 9}, expand(t, p.PostingsForLabelMatching("b", func(string) bool { return true })))
+	require.NoError(t, err)
+	require.Equal(t, []uint64{1, 3, 5, 9}, expand(t, got))
+	require.Equal(t, []uint64{5, 9}, expand(t, p.PostingsForLabelMatching("b", func(string) bool { return true })))
 
 	var seen []string
-	noErr(t, p.ForEachValue("a", func(v string, ps Postings) error {
+	require.NoError(t, p.ForEachValue("a", func(v string, ps Postings) error {
 		seen = append(seen, fmt.Sprint(v, expand(t, ps)))
 		return nil
 	}))
-	equal(t, []string{"1[1 3 5]", "2[9]"}, seen)
+	require.Equal(t, []string{"1[1 3 5]", "2[9]"}, seen)
 	stop := errors.New("stop")
-	equal(t, stop, p.ForEachValue("a", func(string, Postings) error { return stop }))
+	require.Equal(t, stop, p.ForEachValue("a", func(string, Postings) error { return stop }))
 }
 
 func TestMemPostingsSnapshots(t *testing.T) {
@@ -75,12 +77,12 @@ func TestMemPostingsSnapshots(t *testing.T) {
 	before := p.Get("a", "1")
 	p.Add(15, labels.FromStrings("a", "1")) // out of order: must not disturb before
 	p.Add(40, labels.FromStrings("a", "1"))
-	equal(t, []uint64{10, 20, 30}, expand(t, before))
+	require.Equal(t, []uint64{10, 20, 30}, expand(t, before))
 
 	mid := p.Get("a", "1")
 	p.Delete(map[uint64]struct{}{20: {}})
-	equal(t, []uint64{10, 15, 20, 30, 40}, expand(t, mid))
-	equal(t, []uint64{10, 15, 30, 40}, expand(t, p.Get("a", "1")))
+	require.Equal(t, []uint64{10, 15, 20, 30, 40}, expand(t, mid))
+	require.Equal(t, []uint64{10, 15, 30, 40}, expand(t, p.Get("a", "1")))
 }
 
 func TestMemPostingsDelete(t *testing.T) {
@@ -92,12 +94,12 @@ func TestMemPostingsDelete(t *testing.T) {
 		return p
 	}
 	check := func(t *testing.T, p *MemPostings) {
-		equal(t, []uint64{1}, expand(t, p.Get("a", "1")))
-		equal(t, []uint64(nil), expand(t, p.Get("b", "2")))
-		equal(t, []uint64(nil), expand(t, p.Get("c", "1")))
-		equal(t, []uint64{1}, expand(t, p.All()))
-		equal(t, []string{"a", "b"}, p.LabelNames())
-		equal(t, []string{"1"}, p.LabelValues("a"))
+		require.Equal(t, []uint64{1}, expand(t, p.Get("a", "1")))
+		require.Equal(t, []uint64(nil), expand(t, p.Get("b", "2")))
+		require.Equal(t, []uint64(nil), expand(t, p.Get("c", "1")))
+		require.Equal(t, []uint64{1}, expand(t, p.All()))
+		require.Equal(t, []string{"a", "b"}, p.LabelNames())
+		require.Equal(t, []string{"1"}, p.LabelValues("a"))
 	}
 	refs := map[uint64]struct{}{2: {}, 3: {}, 99: {}}
 	t.Run("all", func(t *testing.T) {
@@ -166,11 +168,11 @@ func TestMemPostingsConcurrent(t *testing.T) {
 	ww.Wait()
 	close(stop)
 	wg.Wait()
-	noErr(t, readerErr)
+	require.NoError(t, readerErr)
 	all := expand(t, p.All())
-	equal(t, writers*perWriter, len(all))
+	require.Len(t, all, writers*perWriter)
 	for i, v := range all {
-		equal(t, uint64(i), v)
+		require.Equal(t, uint64(i), v)
 	}
 }
 
@@ -242,7 +244,7 @@ func randMatchers(t testing.TB, rng *rand.Rand) []*labels.Matcher {
 			v = testRegexs[rng.IntN(len(testRegexs))]
 		}
 		m, err := labels.NewMatcher(typ, name, v)
-		noErr(t, err)
+		require.NoError(t, err)
 		ms = append(ms, m)
 	}
 	return ms
@@ -253,9 +255,9 @@ func checkMatchersAgainstModel(t *testing.T, ix PostingsReader, model *seriesMod
 	for round := range rounds {
 		ms := randMatchers(t, rng)
 		p, err := PostingsForMatchers(ix, ms...)
-		noErr(t, err, "seed %d round %d %v", seed, round, ms)
+		require.NoError(t, err, "seed %d round %d %v", seed, round, ms)
 		got := expand(t, p)
-		equal(t, model.eval(ms), got, "seed %d round %d matchers %v", seed, round, ms)
+		require.Equal(t, model.eval(ms), got, "seed %d round %d matchers %v", seed, round, ms)
 	}
 }
 
@@ -285,7 +287,7 @@ func TestPostingsForMatchersCases(t *testing.T) {
 	}
 	mk := func(typ labels.MatchType, n, v string) *labels.Matcher {
 		m, err := labels.NewMatcher(typ, n, v)
-		noErr(t, err)
+		require.NoError(t, err)
 		return m
 	}
 	cases := []struct {
@@ -310,11 +312,11 @@ func TestPostingsForMatchersCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		p, err := PostingsForMatchers(mp, c.ms...)
-		noErr(t, err)
-		equal(t, c.want, expand(t, p), "%v", c.ms)
+		require.NoError(t, err)
+		require.Equal(t, c.want, expand(t, p), "%v", c.ms)
 	}
 	_, err := PostingsForMatchers(mp, nil)
-	isTrue(t, errors.Is(err, ErrInvalidMatcher), "nil matcher: %v", err)
+	require.True(t, errors.Is(err, ErrInvalidMatcher), "nil matcher: %v", err)
 }
 
 // TestMemPostingsAddNextInOrder checks that refs taken by AddNext from a
@@ -338,18 +340,13 @@ func TestMemPostingsAddNextInOrder(t *testing.T) {
 	}
 	wg.Wait()
 	all := expand(t, p.Get("all", "x"))
-	if len(all) != writers*perWriter {
-		t.Fatalf("all=x has %d refs, want %d", len(all), writers*perWriter)
-	}
+	require.Len(t, all, writers*perWriter, "all=x")
 	for i, ref := range all {
-		if ref != uint64(i+1) {
-			t.Fatalf("all=x[%d] = %d, want %d (refs must be 1..n in order)", i, ref, i+1)
-		}
+		require.Equal(t, uint64(i+1), ref, "all=x[%d] (refs must be 1..n in order)", i)
 	}
 	for w := range writers {
-		if l := expand(t, p.Get("w", fmt.Sprint(w))); !slices.Equal(l, got[w]) {
-			t.Fatalf("w=%d holds %v, AddNext returned %v", w, l, got[w])
-		}
+		l := expand(t, p.Get("w", fmt.Sprint(w)))
+		require.True(t, slices.Equal(l, got[w]), "w=%d holds %v, AddNext returned %v", w, l, got[w])
 	}
 }
 
@@ -360,34 +357,34 @@ func TestMemPostingsSortedWithPostings(t *testing.T) {
 	p.Add(3, labels.FromStrings("a", "2"))
 	for range 2 { // the second round is served from the cached views
 		names, lists := p.SortedLabelNamesWithPostings()
-		equal(t, []string{"a", "b"}, names)
-		isTrue(t, slices.Equal(lists[0], []uint64{1}) || slices.Equal(lists[0], []uint64{2, 3}), "postings of a value of a: %v", lists[0])
-		equal(t, []uint64{1}, lists[1])
+		require.Equal(t, []string{"a", "b"}, names)
+		require.True(t, slices.Equal(lists[0], []uint64{1}) || slices.Equal(lists[0], []uint64{2, 3}), "postings of a value of a: %v", lists[0])
+		require.Equal(t, []uint64{1}, lists[1])
 
 		values, lists := p.SortedLabelValuesWithPostings("a")
-		equal(t, []string{"1", "2"}, values)
-		equal(t, [][]uint64{{1}, {2, 3}}, lists)
+		require.Equal(t, []string{"1", "2"}, values)
+		require.Equal(t, [][]uint64{{1}, {2, 3}}, lists)
 	}
 	values, _ := p.SortedLabelValuesWithPostings("")
-	equal(t, 0, len(values))
+	require.Empty(t, values)
 
 	// Changes show at once.
 	p.Add(4, labels.FromStrings("a", "0", "c", "z"))
 	values, lists := p.SortedLabelValuesWithPostings("a")
-	equal(t, []string{"0", "1", "2"}, values)
-	equal(t, [][]uint64{{4}, {1}, {2, 3}}, lists)
+	require.Equal(t, []string{"0", "1", "2"}, values)
+	require.Equal(t, [][]uint64{{4}, {1}, {2, 3}}, lists)
 	names, _ := p.SortedLabelNamesWithPostings()
-	equal(t, []string{"a", "b", "c"}, names)
+	require.Equal(t, []string{"a", "b", "c"}, names)
 	p.Add(5, labels.FromStrings("a", "2"))
 	_, lists = p.SortedLabelValuesWithPostings("a")
-	equal(t, []uint64{2, 3, 5}, lists[2])
+	require.Equal(t, []uint64{2, 3, 5}, lists[2])
 	p.Delete(map[uint64]struct{}{1: {}, 4: {}})
 	values, lists = p.SortedLabelValuesWithPostings("a")
-	equal(t, []string{"2"}, values)
-	equal(t, [][]uint64{{2, 3, 5}}, lists)
+	require.Equal(t, []string{"2"}, values)
+	require.Equal(t, [][]uint64{{2, 3, 5}}, lists)
 	names, _ = p.SortedLabelNamesWithPostings()
-	equal(t, []string{"a"}, names)
+	require.Equal(t, []string{"a"}, names)
 	p.DeleteAffected(map[uint64]struct{}{2: {}}, map[labels.Label]struct{}{{Name: "a", Value: "2"}: {}})
 	_, lists = p.SortedLabelValuesWithPostings("a")
-	equal(t, [][]uint64{{3, 5}}, lists)
+	require.Equal(t, [][]uint64{{3, 5}}, lists)
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func list(vs ...uint64) Postings { return NewListPostings(vs) }
@@ -43,11 +45,11 @@ func TestSetOperations(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := ExpandPostings(c.p())
 			if c.err != nil {
-				isTrue(t, errors.Is(err, c.err), "got %v", err)
+				require.True(t, errors.Is(err, c.err), "got %v", err)
 				return
 			}
-			noErr(t, err)
-			equal(t, c.want, got)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
 		})
 	}
 }
@@ -62,19 +64,19 @@ func TestSeekDoesNotMoveWhenCurrentQualifies(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := mk()
-			isTrue(t, p.Seek(3))
-			equal(t, uint64(4), p.At())
-			isTrue(t, p.Seek(1))
-			equal(t, uint64(4), p.At())
-			isTrue(t, p.Seek(4))
-			equal(t, uint64(4), p.At())
-			isTrue(t, p.Next())
-			equal(t, uint64(6), p.At())
-			isTrue(t, p.Seek(8))
-			equal(t, uint64(8), p.At())
-			isTrue(t, !p.Seek(9))
-			isTrue(t, !p.Next())
-			isTrue(t, !p.Seek(0))
+			require.True(t, p.Seek(3))
+			require.Equal(t, uint64(4), p.At())
+			require.True(t, p.Seek(1))
+			require.Equal(t, uint64(4), p.At())
+			require.True(t, p.Seek(4))
+			require.Equal(t, uint64(4), p.At())
+			require.True(t, p.Next())
+			require.Equal(t, uint64(6), p.At())
+			require.True(t, p.Seek(8))
+			require.Equal(t, uint64(8), p.At())
+			require.True(t, !p.Seek(9))
+			require.True(t, !p.Next())
+			require.True(t, !p.Seek(0))
 		})
 	}
 }
@@ -82,8 +84,8 @@ func TestSeekDoesNotMoveWhenCurrentQualifies(t *testing.T) {
 func TestSeekZeroBeforeNext(t *testing.T) {
 	// A fresh iterator must not claim a value 0 it does not hold.
 	p := list(3, 4)
-	isTrue(t, p.Seek(0))
-	equal(t, uint64(3), p.At())
+	require.True(t, p.Seek(0))
+	require.Equal(t, uint64(3), p.At())
 }
 
 // modelWalk drives p with a random mix of Next and Seek and checks every
@@ -105,19 +107,19 @@ func modelWalk(t *testing.T, rng *rand.Rand, p Postings, want []uint64, seed uin
 				idx, _ = slices.BinarySearch(want, v)
 			}
 			ok := p.Seek(v)
-			equal(t, idx < len(want), ok, "seed %d step %d Seek(%d)", seed, step, v)
+			require.Equal(t, idx < len(want), ok, "seed %d step %d Seek(%d)", seed, step, v)
 		} else {
 			if idx < len(want) {
 				idx++
 			}
 			ok := p.Next()
-			equal(t, idx < len(want), ok, "seed %d step %d Next", seed, step)
+			require.Equal(t, idx < len(want), ok, "seed %d step %d Next", seed, step)
 		}
 		if idx >= len(want) {
-			noErr(t, p.Err())
+			require.NoError(t, p.Err())
 			return
 		}
-		equal(t, want[idx], p.At(), "seed %d step %d", seed, step)
+		require.Equal(t, want[idx], p.At(), "seed %d step %d", seed, step)
 	}
 }
 
@@ -185,7 +187,7 @@ func TestPostingsAgainstModel(t *testing.T) {
 		modelWalk(t, rng, Without(ps[0], drop), without, seed+uint64(iter))
 		// Nested: (l0 ∩ l1) ∪ l2 \ l3 exercise operators as inputs of each other.
 		got, err := ExpandPostings(Without(Merge(Intersect(mk()[0], mk()[min(1, k-1)]), mk()[min(2, k-1)]), mk()[min(3, k-1)]))
-		noErr(t, err)
+		require.NoError(t, err)
 		var want []uint64
 		for _, v := range union {
 			in := func(i int) bool { return slices.Contains(lists[min(i, k-1)], v) }
@@ -193,7 +195,7 @@ func TestPostingsAgainstModel(t *testing.T) {
 				want = append(want, v)
 			}
 		}
-		equal(t, want, got, "seed %d iter %d", seed, iter)
+		require.Equal(t, want, got, "seed %d iter %d", seed, iter)
 	}
 }
 
@@ -258,8 +260,8 @@ func encodeDecode(t testing.TB, refs []uint64) Postings {
 		enc = append(enc, b...)
 		return nil
 	})
-	noErr(t, err)
+	require.NoError(t, err)
 	p, err := decodePostingsList(enc, 0)
-	noErr(t, err)
+	require.NoError(t, err)
 	return p
 }

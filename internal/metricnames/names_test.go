@@ -1,12 +1,11 @@
 package metricnames
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParse(t *testing.T) {
@@ -25,17 +24,13 @@ func TestParse(t *testing.T) {
 	for _, c := range cases {
 		n, err := Parse(c.namespace)
 		if !c.ok {
-			if !errors.Is(err, ErrUnknownNamespace) || !strings.Contains(err.Error(), c.namespace) {
-				t.Errorf("Parse(%q) = %v, want an error wrapping ErrUnknownNamespace naming it", c.namespace, err)
-			}
+			require.ErrorIs(t, err, ErrUnknownNamespace, "Parse(%q)", c.namespace)
+			require.ErrorContains(t, err, c.namespace, "Parse(%q) must name the namespace", c.namespace)
 			continue
 		}
-		if err != nil {
-			t.Fatalf("Parse(%q): %v", c.namespace, err)
-		}
-		if got, _ := n.Name("tsdb_head_series"); got != c.name {
-			t.Errorf("Parse(%q).Name = %q, want %q", c.namespace, got, c.name)
-		}
+		require.NoError(t, err, "Parse(%q)", c.namespace)
+		got, _ := n.Name("tsdb_head_series")
+		require.Equal(t, c.name, got, "Parse(%q).Name", c.namespace)
 	}
 }
 
@@ -45,21 +40,19 @@ func TestName(t *testing.T) {
 	p := Namer{prometheus: true}
 	taken := map[string]bool{}
 	for _, v := range samePrometheus {
-		if taken[v.name] {
-			t.Errorf("two metrics map to %s", v.name)
-		}
+		require.False(t, taken[v.name], "two metrics map to %s", v.name)
 		taken[v.name] = true
 	}
 	for _, ours := range []string{"tsdb_isolation_open_reads", "tsdb_wal_bytes_written_total"} {
 		got, labels := p.Name(ours)
-		if got != "prometheus_"+ours || labels != nil || taken[got] {
-			t.Errorf("Name(%s) = %s %v", ours, got, labels)
-		}
+		require.Equal(t, "prometheus_"+ours, got, "Name(%s)", ours)
+		require.Nil(t, labels, "Name(%s)", ours)
+		require.False(t, taken[got], "Name(%s) = %s is taken", ours, got)
 	}
 	for ours := range samePrometheus {
-		if got, labels := (Namer{}).Name(ours); got != ours || labels != nil {
-			t.Errorf("default Name(%s) = %s %v", ours, got, labels)
-		}
+		got, labels := (Namer{}).Name(ours)
+		require.Equal(t, ours, got, "default Name(%s)", ours)
+		require.Nil(t, labels, "default Name(%s)", ours)
 	}
 }
 
@@ -81,11 +74,8 @@ func TestDuration(t *testing.T) {
 		reg.MustRegister(d)
 		d.Observe(0.5)
 		mfs, err := reg.Gather()
-		if err != nil || len(mfs) != 1 {
-			t.Fatalf("gather: %v %v", mfs, err)
-		}
-		if got := mfs[0].GetType(); got != c.want {
-			t.Errorf("%v %s: type %v, want %v", c.n, c.name, got, c.want)
-		}
+		require.NoError(t, err, "gather")
+		require.Len(t, mfs, 1, "gather")
+		require.Equal(t, c.want, mfs[0].GetType(), "%v %s: type", c.n, c.name)
 	}
 }

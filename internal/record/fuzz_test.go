@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/internal/tombstones"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -21,16 +23,10 @@ func FuzzSeriesRoundTrip(f *testing.F) {
 		var enc Encoder
 		var dec Decoder
 		got, err := dec.Series(enc.Series(in, nil), nil)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if len(got) != len(in) {
-			t.Fatalf("got %d series, want %d", len(got), len(in))
-		}
+		require.NoError(t, err, "decode")
+		require.Len(t, got, len(in), "got %d series, want %d", len(got), len(in))
 		for i := range in {
-			if got[i].Ref != in[i].Ref || !labels.Equal(got[i].Labels, in[i].Labels) {
-				t.Fatalf("series %d: got %d %s, want %d %s", i, got[i].Ref, got[i].Labels, in[i].Ref, in[i].Labels)
-			}
+			require.False(t, got[i].Ref != in[i].Ref || !labels.Equal(got[i].Labels, in[i].Labels), "series %d: got %d %s, want %d %s", i, got[i].Ref, got[i].Labels, in[i].Ref, in[i].Labels)
 		}
 	})
 }
@@ -49,16 +45,10 @@ func FuzzSamplesRoundTrip(f *testing.F) {
 		var enc Encoder
 		var dec Decoder
 		got, err := dec.Samples(enc.Samples(in, nil), nil)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if len(got) != len(in) {
-			t.Fatalf("got %d samples, want %d", len(got), len(in))
-		}
+		require.NoError(t, err, "decode")
+		require.Len(t, got, len(in), "got %d samples, want %d", len(got), len(in))
 		for i := range in {
-			if got[i].Ref != in[i].Ref || got[i].T != in[i].T || math.Float64bits(got[i].V) != math.Float64bits(in[i].V) {
-				t.Fatalf("sample %d: got %+v, want %+v", i, got[i], in[i])
-			}
+			require.False(t, got[i].Ref != in[i].Ref || got[i].T != in[i].T || math.Float64bits(got[i].V) != math.Float64bits(in[i].V), "sample %d: got %+v, want %+v", i, got[i], in[i])
 		}
 	})
 }
@@ -81,16 +71,10 @@ func FuzzTombstonesRoundTrip(f *testing.F) {
 		var enc Encoder
 		var dec Decoder
 		got, err := dec.Tombstones(enc.Tombstones(in, nil), nil)
-		if err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("got %d stones, want %d", len(got), len(want))
-		}
+		require.NoError(t, err, "decode")
+		require.Len(t, got, len(want), "got %d stones, want %d", len(got), len(want))
 		for i := range want {
-			if got[i].Ref != want[i].Ref || len(got[i].Intervals) != 1 || got[i].Intervals[0] != want[i].Intervals[0] {
-				t.Fatalf("stone %d: got %+v, want %+v", i, got[i], want[i])
-			}
+			require.False(t, got[i].Ref != want[i].Ref || len(got[i].Intervals) != 1 || got[i].Intervals[0] != want[i].Intervals[0], "stone %d: got %+v, want %+v", i, got[i], want[i])
 		}
 	})
 }
@@ -108,35 +92,26 @@ func FuzzDecode(f *testing.F) {
 		var dec Decoder
 		if s, err := dec.Series(rec, nil); err == nil {
 			again, err := dec.Series(enc.Series(s, nil), nil)
-			if err != nil || len(again) != len(s) {
-				t.Fatalf("series re-decode: %v (%d vs %d)", err, len(again), len(s))
-			}
+			require.NoError(t, err, "series re-decode")
+			require.Len(t, again, len(s), "series re-decode")
 			for i := range s {
-				if again[i].Ref != s[i].Ref || !labels.Equal(again[i].Labels, s[i].Labels) {
-					t.Fatalf("series %d changed on re-encoding", i)
-				}
+				require.False(t, again[i].Ref != s[i].Ref || !labels.Equal(again[i].Labels, s[i].Labels), "series %d changed on re-encoding", i)
 			}
 		}
 		if s, err := dec.Samples(rec, nil); err == nil {
 			again, err := dec.Samples(enc.Samples(s, nil), nil)
-			if err != nil || len(again) != len(s) {
-				t.Fatalf("samples re-decode: %v (%d vs %d)", err, len(again), len(s))
-			}
+			require.NoError(t, err, "samples re-decode")
+			require.Len(t, again, len(s), "samples re-decode")
 			for i := range s {
-				if again[i].Ref != s[i].Ref || again[i].T != s[i].T || math.Float64bits(again[i].V) != math.Float64bits(s[i].V) {
-					t.Fatalf("sample %d changed on re-encoding", i)
-				}
+				require.False(t, again[i].Ref != s[i].Ref || again[i].T != s[i].T || math.Float64bits(again[i].V) != math.Float64bits(s[i].V), "sample %d changed on re-encoding", i)
 			}
 		}
 		if s, err := dec.Tombstones(rec, nil); err == nil {
 			again, err := dec.Tombstones(enc.Tombstones(s, nil), nil)
-			if err != nil || len(again) != len(s) {
-				t.Fatalf("tombstones re-decode: %v (%d vs %d)", err, len(again), len(s))
-			}
+			require.NoError(t, err, "tombstones re-decode")
+			require.Len(t, again, len(s), "tombstones re-decode")
 			for i := range s {
-				if again[i].Ref != s[i].Ref || again[i].Intervals[0] != s[i].Intervals[0] {
-					t.Fatalf("tombstone %d changed on re-encoding", i)
-				}
+				require.False(t, again[i].Ref != s[i].Ref || again[i].Intervals[0] != s[i].Intervals[0], "tombstone %d changed on re-encoding", i)
 			}
 		}
 	})

@@ -3,6 +3,8 @@ package record
 import (
 	"bytes"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // reencodeHistograms writes decoded samples back in a record of the same
@@ -59,13 +61,10 @@ func FuzzHistogramRecordDecode(f *testing.F) {
 		}
 		b1 := reencodeHistograms(rec, s)
 		again, err := dec.HistogramSamples(b1, nil)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
+		require.NoError(t, err, "re-decode")
 		requireSameHistSamples(t, s, again, true)
-		if b2 := reencodeHistograms(rec, again); !bytes.Equal(b1, b2) {
-			t.Fatalf("re-encoding not stable:\n%x\n%x", b1, b2)
-		}
+		b2 := reencodeHistograms(rec, again)
+		require.True(t, bytes.Equal(b1, b2), "re-encoding not stable:\n%x\n%x", b1, b2)
 	})
 }
 
@@ -81,12 +80,9 @@ func FuzzFloatHistogramRecordDecode(f *testing.F) {
 		}
 		b1 := reencodeFloatHistograms(rec, s)
 		again, err := dec.FloatHistogramSamples(b1, nil)
-		if err != nil {
-			t.Fatalf("re-decode: %v", err)
-		}
+		require.NoError(t, err, "re-decode")
 		requireSameFloatHistSamples(t, s, again, true)
-		if b2 := reencodeFloatHistograms(rec, again); !bytes.Equal(b1, b2) {
-			t.Fatalf("re-encoding not stable:\n%x\n%x", b1, b2)
-		}
+		b2 := reencodeFloatHistograms(rec, again)
+		require.True(t, bytes.Equal(b1, b2), "re-encoding not stable:\n%x\n%x", b1, b2)
 	})
 }

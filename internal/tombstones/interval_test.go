@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestIntervalsAdd(t *testing.T) {
@@ -48,14 +50,10 @@ func TestIntervalsAgainstModel(t *testing.T) {
 			}
 		}
 		for i := 1; i < len(ivs); i++ {
-			if ivs[i].Mint <= ivs[i-1].Maxt+1 {
-				t.Fatalf("seed %d round %d: not disjoint %v", seed, round, ivs)
-			}
+			require.Greater(t, ivs[i].Mint, ivs[i-1].Maxt+1, "seed %d round %d: not disjoint %v", seed, round, ivs)
 		}
 		for x := int64(-5); x < 115; x++ {
-			if ivs.Contains(x) != deleted[x] {
-				t.Fatalf("seed %d round %d: Contains(%d) = %v in %v", seed, round, x, !deleted[x], ivs)
-			}
+			require.Equal(t, deleted[x], ivs.Contains(x), "seed %d round %d: Contains(%d) in %v", seed, round, x, ivs)
 		}
 	}
 }

@@ -12,29 +12,22 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
 func mustEqual(t testing.TB, want, got any, msg ...any) {
 	t.Helper()
-	if fmt.Sprint(want) != fmt.Sprint(got) {
-		t.Fatalf("%v: want %v, got %v", fmt.Sprint(msg...), want, got)
-	}
-}
-
-func mustNoErr(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.Equal(t, fmt.Sprint(want), fmt.Sprint(got), fmt.Sprint(msg...))
 }
 
 // dump lists the contents of r as ref:intervals strings.
 func dump(t testing.TB, r Reader) []string {
 	t.Helper()
 	var out []string
-	mustNoErr(t, r.Iter(func(ref uint64, ivs Intervals) error {
+	require.NoError(t, r.Iter(func(ref uint64, ivs Intervals) error {
 		out = append(out, fmt.Sprint(ref, ivs))
 		return nil
 	}))
@@ -50,10 +43,10 @@ func TestMemTombstones(t *testing.T) {
 	mustEqual(t, []string{"3 [{1 2}]", "7 [{10 40}]"}, dump(t, m))
 	mustEqual(t, uint64(2), m.Total())
 	ivs, err := m.Get(7)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, Intervals{{10, 40}}, ivs)
 	ivs, err = m.Get(9)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, 0, len(ivs))
 
 	m.AddInterval(3, Interval{100, 200}, Interval{300, 400})
@@ -68,7 +61,7 @@ func TestMemTombstones(t *testing.T) {
 	stop := errors.New("stop")
 	mustEqual(t, stop, m.Iter(func(uint64, Intervals) error { return stop }))
 	// Iter's callback may call back into the MemTombstones.
-	mustNoErr(t, m.Iter(func(ref uint64, _ Intervals) error {
+	require.NoError(t, m.Iter(func(ref uint64, _ Intervals) error {
 		m.AddInterval(ref+1, Interval{1, 1})
 		return nil
 	}))
@@ -102,7 +95,7 @@ func TestMemTombstonesConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	mustNoErr(t, m.Iter(func(_ uint64, ivs Intervals) error {
+	require.NoError(t, m.Iter(func(_ uint64, ivs Intervals) error {
 		for i := 1; i < len(ivs); i++ {
 			if ivs[i].Mint <= ivs[i-1].Maxt+1 {
 				return fmt.Errorf("unmerged %v", ivs)
@@ -120,7 +113,7 @@ func TestGolden(t *testing.T) {
 	m.AddInterval(300, Interval{-1, 2})
 	m.AddInterval(1, Interval{0, 63}, Interval{100, 64 + 100})
 	got, err := Encode(m)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	entries := []byte{
 		0x01, 0x00, 0x7e, // ref 1, mint 0, maxt 63 (zigzag 126)
 		0x01, 0xc8, 0x01, 0xc8, 0x02, // ref 1, mint 100 (200), maxt 164 (328)
@@ -132,7 +125,7 @@ func TestGolden(t *testing.T) {
 	mustEqual(t, want, got)
 
 	d, err := Decode(got)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, dump(t, m), dump(t, d))
 }
 
@@ -147,7 +140,7 @@ func TestDecodeMergesAndOrders(t *testing.T) {
 	b := append([]byte{0x01, 0x30, 0xBA, 0x30, 0x01}, body...)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
 	d, err := Decode(b)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, []string{"2 [{0 0}]", "5 [{0 20} {30 41}]"}, dump(t, d))
 }
 
@@ -155,26 +148,22 @@ func TestDecodeErrors(t *testing.T) {
 	m := NewMemTombstones()
 	m.AddInterval(1, Interval{math.MinInt64, math.MaxInt64})
 	good, err := Encode(m)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	for i := range good {
 		b := slices.Clone(good)
 		b[i] ^= 0x10
 		_, err := Decode(b)
 		if i == 4 {
-			if !errors.Is(err, ErrUnsupportedVersion) {
-				t.Fatalf("version byte: %v", err)
-			}
+			require.ErrorIs(t, err, ErrUnsupportedVersion, "version byte")
 			continue
 		}
 		var ce *corrupt.Error
-		if !errors.As(err, &ce) || !errors.Is(err, corrupt.ErrCorrupt) {
-			t.Fatalf("byte %d flipped: %v", i, err)
-		}
+		require.ErrorAs(t, err, &ce, "byte %d flipped", i)
+		require.ErrorIs(t, err, corrupt.ErrCorrupt, "byte %d flipped", i)
 	}
 	for n := range len(good) {
-		if _, err := Decode(good[:n]); !errors.Is(err, corrupt.ErrCorrupt) {
-			t.Fatalf("truncated to %d: %v", n, err)
-		}
+		_, err := Decode(good[:n])
+		require.ErrorIs(t, err, corrupt.ErrCorrupt, "truncated to %d", n)
 	}
 	// A bad varint under a valid checksum.
 	body := []byte{0x01, 0xff}
@@ -182,9 +171,8 @@ func TestDecodeErrors(t *testing.T) {
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(body, castagnoli))
 	var ce *corrupt.Error
 	_, err = Decode(b)
-	if !errors.As(err, &ce) || ce.Offset != 6 { // the mint
-		t.Fatalf("bad varint: %v", err)
-	}
+	require.ErrorAs(t, err, &ce, "bad varint")
+	require.Equal(t, int64(6), ce.Offset, "bad varint: %v", err) // the mint
 }
 
 func TestFileRoundTrip(t *testing.T) {
@@ -196,24 +184,24 @@ func TestFileRoundTrip(t *testing.T) {
 		m.AddInterval(rng.Uint64N(200), Interval{a, a + rng.Int64N(1000)})
 	}
 	fsys := vfs.NewMemFS()
-	mustNoErr(t, fsys.MkdirAll("block", 0o755))
-	mustNoErr(t, fsys.SyncDir("."))
+	require.NoError(t, fsys.MkdirAll("block", 0o755))
+	require.NoError(t, fsys.SyncDir("."))
 
-	if _, _, err := ReadFile(fsys, "block"); !errors.Is(err, ErrMissing) || !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("missing file: got %v, want ErrMissing and fs.ErrNotExist", err)
-	}
+	_, _, err := ReadFile(fsys, "block")
+	require.ErrorIs(t, err, ErrMissing, "missing file")
+	require.ErrorIs(t, err, fs.ErrNotExist, "missing file")
 
 	size, err := WriteFile(fsys, "block", m)
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	// Everything must survive a crash right after WriteFile.
 	crashed := fsys.Crash()
 	r, size2, err := ReadFile(crashed, "block")
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, size, size2)
 	mustEqual(t, dump(t, m), dump(t, r), "seed ", seed)
 	mustEqual(t, m.Total(), r.Total())
 	entries, err := crashed.ReadDir("block")
-	mustNoErr(t, err)
+	require.NoError(t, err)
 	mustEqual(t, 1, len(entries), "temporary file left behind")
 }
 
@@ -228,9 +216,9 @@ func TestWriteFileErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for nth := 1; ; nth++ {
 		fsys := vfs.NewMemFS()
-		mustNoErr(t, fsys.MkdirAll("b", 0o755))
+		require.NoError(t, fsys.MkdirAll("b", 0o755))
 		_, err := WriteFile(fsys, "b", old)
-		mustNoErr(t, err)
+		require.NoError(t, err)
 		count := 0
 		fsys.SetHook(func(op vfs.Op, _ string) error {
 			if op.Mutating() {
@@ -244,22 +232,17 @@ func TestWriteFileErrors(t *testing.T) {
 		_, err = WriteFile(fsys, "b", m)
 		fsys.SetHook(nil)
 		if count < nth {
-			mustNoErr(t, err)
+			require.NoError(t, err)
 			break
 		}
-		if !errors.Is(err, boom) {
-			t.Fatalf("op %d: got %v", nth, err)
-		}
+		require.ErrorIs(t, err, boom, "op %d", nth)
 		r, _, err := ReadFile(fsys, "b")
-		mustNoErr(t, err)
-		if d := dump(t, r); fmt.Sprint(d) != fmt.Sprint(dump(t, old)) && fmt.Sprint(d) != fmt.Sprint(dump(t, m)) {
-			t.Fatalf("op %d: file holds %v", nth, d)
-		}
+		require.NoError(t, err)
+		d := dump(t, r)
+		require.True(t, fmt.Sprint(d) == fmt.Sprint(dump(t, old)) || fmt.Sprint(d) == fmt.Sprint(dump(t, m)), "op %d: file holds %v", nth, d)
 		entries, err := fsys.ReadDir("b")
-		mustNoErr(t, err)
-		if len(entries) != 1 {
-			t.Fatalf("op %d: %d entries left", nth, len(entries))
-		}
+		require.NoError(t, err)
+		require.Len(t, entries, 1, "op %d: entries left", nth)
 	}
 }
 
@@ -268,7 +251,7 @@ func FuzzRead(f *testing.F) {
 	m.AddInterval(1, Interval{0, 10}, Interval{20, 30})
 	m.AddInterval(1<<40, Interval{math.MinInt64, math.MaxInt64})
 	good, err := Encode(m)
-	mustNoErr(f, err)
+	require.NoError(f, err)
 	f.Add(good)
 	f.Add([]byte{})
 	f.Add([]byte{0x01, 0x30, 0xBA, 0x30, 0x01, 0, 0, 0, 0})
@@ -276,16 +259,14 @@ func FuzzRead(f *testing.F) {
 		check := func(b []byte) {
 			d, err := Decode(b)
 			if err != nil {
-				if !errors.Is(err, corrupt.ErrCorrupt) && !errors.Is(err, ErrUnsupportedVersion) {
-					t.Fatalf("unexpected error class: %v", err)
-				}
+				require.True(t, errors.Is(err, corrupt.ErrCorrupt) || errors.Is(err, ErrUnsupportedVersion), "unexpected error class: %v", err)
 				return
 			}
 			// Whatever decodes re-encodes to something that decodes the same.
 			enc, err := Encode(d)
-			mustNoErr(t, err)
+			require.NoError(t, err)
 			d2, err := Decode(enc)
-			mustNoErr(t, err)
+			require.NoError(t, err)
 			mustEqual(t, dump(t, d), dump(t, d2))
 		}
 		check(b)
@@ -310,9 +291,9 @@ func FuzzRoundTrip(f *testing.F) {
 			m.AddInterval(ref, Interval{mint, maxt})
 		}
 		enc, err := Encode(m)
-		mustNoErr(t, err)
+		require.NoError(t, err)
 		d, err := Decode(enc)
-		mustNoErr(t, err)
+		require.NoError(t, err)
 		mustEqual(t, dump(t, m), dump(t, d))
 		mustEqual(t, m.Total(), d.Total())
 	})
@@ -324,7 +305,7 @@ func BenchmarkDecode(b *testing.B) {
 		m.AddInterval(i, Interval{int64(i), int64(i) + 100}, Interval{int64(i) + 1000, int64(i) + 2000})
 	}
 	enc, err := Encode(m)
-	mustNoErr(b, err)
+	require.NoError(b, err)
 	b.SetBytes(int64(len(enc)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -223,7 +223,7 @@ func TestCheckpointCrash(t *testing.T) {
 			sawNew = true
 			require.Equal(t, want, got, "crash after op %d", k)
 		default:
-			t.Fatalf("crash after op %d: unexpected checkpoint %d", k, idx)
+			require.Failf(t, "unexpected checkpoint", "crash after op %d: checkpoint %d", k, idx)
 		}
 	}
 	require.True(t, sawOld)

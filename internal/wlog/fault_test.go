@@ -116,9 +116,7 @@ func runFault(t *testing.T, op vfs.Op, injected error, policy SyncPolicy, nth in
 	if failErr == nil {
 		// The fault may hit a background sync: it shows up by Close.
 		failErr = w.Close()
-		if failErr == nil {
-			t.Fatalf("fault %v on %s #%d never hit", injected, op, nth)
-		}
+		require.Error(t, failErr, "fault %v on %s #%d never hit", injected, op, nth)
 	} else {
 		require.ErrorIs(t, failErr, ErrWriteFailed)
 		require.ErrorIs(t, failErr, cause)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
@@ -40,47 +41,27 @@ func FuzzReader(f *testing.F) {
 			data = data[:3*PageSize]
 		}
 		fsys := vfs.NewMemFS()
-		if err := fsys.MkdirAll(testDir, 0o777); err != nil {
-			t.Fatal(err)
-		}
-		if err := fsys.WriteFile(SegmentName(testDir, 0), data, 0o666); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, fsys.MkdirAll(testDir, 0o777))
+		require.NoError(t, fsys.WriteFile(SegmentName(testDir, 0), data, 0o666))
 		sr, err := NewSegmentsReader(fsys, testDir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer sr.Close()
 		segRecs, segErr := collect(NewReader(sr))
 		streamRecs, streamErr := collect(NewReader(bytes.NewReader(data)))
 
-		if len(segRecs) != len(streamRecs) {
-			t.Fatalf("segment reader got %d records, stream reader %d", len(segRecs), len(streamRecs))
-		}
+		require.Len(t, streamRecs, len(segRecs), "segment reader got %d records, stream reader %d", len(segRecs), len(streamRecs))
 		total := 0
 		for i := range segRecs {
-			if !bytes.Equal(segRecs[i], streamRecs[i]) {
-				t.Fatalf("record %d differs between readers", i)
-			}
+			require.True(t, bytes.Equal(segRecs[i], streamRecs[i]), "record %d differs between readers", i)
 			total += len(segRecs[i])
 		}
-		if total > maxSnappyExpansion*len(data) {
-			t.Fatalf("%d record bytes from %d input bytes", total, len(data))
-		}
-		if (segErr == nil) != (streamErr == nil) {
-			t.Fatalf("errors differ: %v vs %v", segErr, streamErr)
-		}
+		require.LessOrEqual(t, total, maxSnappyExpansion*len(data), "%d record bytes from %d input bytes", total, len(data))
+		require.Equal(t, segErr == nil, streamErr == nil, "errors differ: %v vs %v", segErr, streamErr)
 		var c1, c2 *corrupt.Error
-		if errors.As(segErr, &c1) != errors.As(streamErr, &c2) {
-			t.Fatalf("corruption differs: %v vs %v", segErr, streamErr)
-		}
+		require.Equal(t, errors.As(segErr, &c1), errors.As(streamErr, &c2), "corruption differs: %v vs %v", segErr, streamErr)
 		if c1 != nil {
-			if c1.Offset != c2.Offset || c1.File != SegmentName(testDir, 0) || c2.File != "" {
-				t.Fatalf("corruption positions differ: %v vs %v", c1, c2)
-			}
-			if !errors.Is(segErr, corrupt.ErrCorrupt) {
-				t.Fatalf("corruption does not wrap corrupt.ErrCorrupt: %v", segErr)
-			}
+			require.False(t, c1.Offset != c2.Offset || c1.File != SegmentName(testDir, 0) || c2.File != "", "corruption positions differ: %v vs %v", c1, c2)
+			require.ErrorIs(t, segErr, corrupt.ErrCorrupt, "corruption does not wrap corrupt.ErrCorrupt")
 		}
 	})
 }
@@ -100,9 +81,7 @@ func FuzzLogRoundTrip(f *testing.F) {
 		}
 		fsys := vfs.NewMemFS()
 		w, err := Open(nil, nil, fsys, testDir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(seed, seed))
 		var want [][]byte
 		for i, s := range sizes {
@@ -121,29 +100,17 @@ func FuzzLogRoundTrip(f *testing.F) {
 				binary.BigEndian.PutUint32(rec, uint32(i))
 			}
 			want = append(want, rec)
-			if err := w.Log(rec); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, w.Log(rec))
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.Close())
 		sr, err := NewSegmentsReader(fsys, testDir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer sr.Close()
 		got, err := collect(NewReader(sr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("got %d records, want %d", len(got), len(want))
-		}
+		require.NoError(t, err)
+		require.Len(t, got, len(want), "got %d records, want %d", len(got), len(want))
 		for i := range want {
-			if !bytes.Equal(got[i], want[i]) {
-				t.Fatalf("record %d differs", i)
-			}
+			require.True(t, bytes.Equal(got[i], want[i]), "record %d differs", i)
 		}
 	})
 }

@@ -64,9 +64,7 @@ func requireRecords(t testing.TB, want, got [][]byte) {
 	t.Helper()
 	require.Equal(t, len(want), len(got), "number of records")
 	for i := range want {
-		if !bytes.Equal(want[i], got[i]) {
-			t.Fatalf("record %d differs: want %d bytes, got %d bytes", i, len(want[i]), len(got[i]))
-		}
+		require.True(t, bytes.Equal(want[i], got[i]), "record %d differs: want %d bytes, got %d bytes", i, len(want[i]), len(got[i]))
 	}
 }
 
