@@ -70,7 +70,8 @@
 //
 // Subpackages hold the storage layers. Public: labels (label sets,
 // matchers, selectors), histogram (native histograms: the data model and
-// its validation), chunks (the sample encodings and chunks.Meta), vfs
+// its validation; histogramtest below it generates histograms for tests),
+// chunks (the sample encodings and chunks.Meta), vfs
 // (the filesystem interface all I/O goes through), check (the offline
 // consistency checker, and the one way cmd/tsdb reads the formats) and web
 // (the HTTP handler). Under internal/: index (postings and the block

@@ -36,6 +36,7 @@ var layering = []struct {
 	{"labels", nil},
 	{"vfs", nil},
 	{"histogram", nil},
+	{"histogram/histogramtest", []string{"histogram"}},
 	{"internal/*", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
 	{"chunks", []string{"labels", "vfs", "histogram", "internal/*"}},
 	{".", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
@@ -49,7 +50,8 @@ var layering = []struct {
 var publicPackages = []string{".", "labels", "vfs", "histogram", "chunks", "check"}
 
 // testImportsAlso are what tests may import beyond the package's rule.
-var testImportsAlso = append([]string{"web"}, publicPackages...)
+// histogramtest is a public package of test helpers, for tests only.
+var testImportsAlso = append([]string{"web", "histogram/histogramtest"}, publicPackages...)
 
 // matchPkg reports whether the module-relative package path pkg matches
 // pattern: equal, or below dir for a pattern "dir/*".
@@ -92,6 +94,8 @@ func TestMayImport(t *testing.T) {
 		{"vfs", "labels", false, false},
 		{"histogram", "labels", false, false},
 		{"chunks", "histogram", false, true},
+		{"chunks", "histogram/histogramtest", false, false},
+		{"chunks", "histogram/histogramtest", true, true},
 		{"internal/index", "labels", false, true},
 		{"internal/index", "internal/lockorder", false, true},
 		{"internal/index", ".", false, false},

@@ -12,16 +12,16 @@ import (
 // whose layout does not change, a typical head chunk's worth.
 func benchHistograms(b *testing.B) ([]int64, []*histogram.Histogram) {
 	g := newHistGen(1, false, false)
-	g.resetPct, g.schemaPct, g.stalePct, g.newBucketPct, g.hintPct = 0, 0, 0, 0, 0
-	clear(g.pos)
-	clear(g.neg)
+	g.ResetPct, g.SchemaPct, g.StalePct, g.NewBucketPct, g.HintPct = 0, 0, 0, 0, 0
+	pos, neg := map[int64]uint64{}, map[int64]uint64{}
 	for i := range int64(20) {
 		if i < 14 {
-			g.pos[i+i/5] = uint64(i) // three spans
+			pos[i+i/5] = uint64(i) // three spans
 		} else {
-			g.neg[i] = 1
+			neg[i] = 1
 		}
 	}
+	g.SetBuckets(pos, neg)
 	ts, hs := histSeq(g, 120)
 	require.Equal(b, 20, len(hs[0].PositiveBuckets)+len(hs[0].NegativeBuckets))
 	return ts, hs

@@ -310,7 +310,7 @@ func TestCustomBoundEncoding(t *testing.T) {
 
 func TestHistogramIteratorReuseAndSeek(t *testing.T) {
 	g := newHistGen(5, false, false)
-	g.resetPct, g.schemaPct, g.stalePct, g.hintPct = 0, 0, 0, 0
+	g.ResetPct, g.SchemaPct, g.StalePct, g.HintPct = 0, 0, 0, 0
 	ts, hs := histSeq(g, 60)
 	hh := newHistHead(t, 0)
 	for i := range ts {
@@ -355,7 +355,7 @@ func TestHistogramIteratorReuseAndSeek(t *testing.T) {
 
 func TestHistogramIteratorConcurrentAppend(t *testing.T) {
 	g := newHistGen(9, false, false)
-	g.resetPct, g.schemaPct, g.stalePct, g.newBucketPct, g.hintPct = 0, 0, 0, 0, 0
+	g.ResetPct, g.SchemaPct, g.StalePct, g.NewBucketPct, g.HintPct = 0, 0, 0, 0, 0
 	ts, hs := histSeq(g, 200)
 	c := NewHistogramChunk()
 	a, err := c.Appender()

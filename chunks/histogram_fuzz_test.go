@@ -141,7 +141,7 @@ func FuzzHistogramChunkRoundTrip(f *testing.F) {
 	f.Add(uint64(3), uint8(3), uint16(500))
 	f.Fuzz(func(t *testing.T, seed uint64, mode uint8, n uint16) {
 		g := newHistGen(seed, mode&1 != 0, mode&2 != 0)
-		g.resetPct, g.schemaPct, g.stalePct = int(mode>>2&7), int(mode>>5&7), int(mode>>2&3)
+		g.ResetPct, g.SchemaPct, g.StalePct = int(mode>>2&7), int(mode>>5&7), int(mode>>2&3)
 		ts, hs := histSeq(g, int(n%800)+1)
 		hh := newHistHead(t, 0)
 		fc := NewFloatHistogramChunk()

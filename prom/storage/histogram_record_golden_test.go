@@ -167,7 +167,7 @@ func recordTestSamples(seed uint64, n int) []goldenRecordSample {
 		if r.IntN(10) == 0 {
 			h = edges[r.IntN(len(edges))]
 		} else {
-			t, h = gens[r.IntN(len(gens))].next()
+			t, h = gens[r.IntN(len(gens))].Next()
 		}
 		var st int64
 		switch r.IntN(4) {
