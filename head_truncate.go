@@ -90,7 +90,7 @@ func (h *head) truncate(mint int64) {
 }
 
 // truncateChunksLocked drops the chunks that end before mint. Readers may
-// hold the old slice: it is replaced, never modified. Requires s.mu held. Requires s.mu held.
+// hold the old slice: it is replaced, never modified. Requires s.mu held.
 func (s *memSeries) truncateChunksLocked(mint int64) {
 	n := 0
 	for n < len(s.chunks) && s.chunks[n].maxTime < mint {
