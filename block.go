@@ -16,6 +16,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/index"
@@ -656,10 +657,13 @@ func (it *blockIterator) nextChunk(ci int) bool {
 	return true
 }
 
-func (it *blockIterator) Next() bool {
+// Next advances to the next sample; see chunks.Iterator. Blocks are read
+// as floats only (chunks of other encodings are skipped when the series is
+// loaded).
+func (it *blockIterator) Next() chunks.ValueType {
 	ok := it.next()
 	runtime.KeepAlive(it.s.lease)
-	return ok
+	return floatOrNone(ok)
 }
 
 func (it *blockIterator) next() bool {
@@ -667,7 +671,7 @@ func (it *blockIterator) next() bool {
 		return false
 	}
 	for {
-		if it.ci >= 0 && it.it.Next() {
+		if it.ci >= 0 && it.it.Next() != chunks.ValNone {
 			it.t, it.v = it.it.At()
 			switch {
 			case it.t > it.s.maxt:
@@ -693,10 +697,11 @@ func (it *blockIterator) next() bool {
 	}
 }
 
-func (it *blockIterator) Seek(t millis) bool {
+// Seek advances to the first sample at or after t; see chunks.Iterator.
+func (it *blockIterator) Seek(t millis) chunks.ValueType {
 	ok := it.seek(t)
 	runtime.KeepAlive(it.s.lease)
-	return ok
+	return floatOrNone(ok)
 }
 
 func (it *blockIterator) seek(t millis) bool {
@@ -725,7 +730,18 @@ func (it *blockIterator) seek(t millis) bool {
 }
 
 func (it *blockIterator) At() (int64, float64) { return it.t, it.v }
+func (it *blockIterator) AtT() int64           { return it.t }
 func (it *blockIterator) Err() error           { return it.err }
+
+// AtHistogram panics: block samples are read as floats only.
+func (it *blockIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	panic(wrongValueType("AtHistogram", chunks.ValFloat))
+}
+
+// AtFloatHistogram panics: block samples are read as floats only.
+func (it *blockIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	panic(wrongValueType("AtFloatHistogram", chunks.ValFloat))
+}
 
 // isBlockDir reports whether name is a block directory's name (a ULID).
 func isBlockDir(e fs.DirEntry) (ulid.ULID, bool) {

@@ -161,7 +161,10 @@ func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []
 		app *chunks.XORAppender
 		err error
 	)
-	for it.Next() {
+	for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+		if vt != chunks.ValFloat {
+			return batch, fmt.Errorf("tsdb: %s sample at %d: only float samples can be written to blocks", vt, it.AtT())
+		}
 		t, v := it.At()
 		if t < meta.MinTime || t >= meta.MaxTime {
 			continue

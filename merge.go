@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -111,7 +112,7 @@ func (m *mergeIterator) start() {
 	if !m.begun {
 		m.begun = true
 		for i, it := range m.its {
-			m.ok[i] = it.Next()
+			m.ok[i] = it.Next() != chunks.ValNone
 		}
 	}
 }
@@ -141,22 +142,25 @@ func (m *mergeIterator) pick() bool {
 	for i, it := range m.its {
 		if m.ok[i] {
 			if t, _ := it.At(); t == bt {
-				m.ok[i] = it.Next()
+				m.ok[i] = it.Next() != chunks.ValNone
 			}
 		}
 	}
 	return true
 }
 
-func (m *mergeIterator) Next() bool {
+// Next advances to the next sample; see chunks.Iterator. The merged
+// iterators yield floats only.
+func (m *mergeIterator) Next() chunks.ValueType {
 	m.start()
 	m.valid = m.pick()
-	return m.valid
+	return floatOrNone(m.valid)
 }
 
-func (m *mergeIterator) Seek(t millis) bool {
+// Seek advances to the first sample at or after t; see chunks.Iterator.
+func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 	if m.valid && m.t >= t {
-		return true
+		return chunks.ValFloat
 	}
 	m.begun = true
 	for i, it := range m.its {
@@ -165,11 +169,37 @@ func (m *mergeIterator) Seek(t millis) bool {
 				continue
 			}
 		}
-		m.ok[i] = it.Seek(t)
+		m.ok[i] = it.Seek(t) != chunks.ValNone
 	}
 	m.valid = m.pick()
-	return m.valid
+	return floatOrNone(m.valid)
 }
 
 func (m *mergeIterator) At() (int64, float64) { return m.t, m.v }
+func (m *mergeIterator) AtT() int64           { return m.t }
 func (m *mergeIterator) Err() error           { return m.err }
+
+// AtHistogram panics: the merged iterators yield floats only.
+func (m *mergeIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	panic(wrongValueType("AtHistogram", chunks.ValFloat))
+}
+
+// AtFloatHistogram panics: the merged iterators yield floats only.
+func (m *mergeIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	panic(wrongValueType("AtFloatHistogram", chunks.ValFloat))
+}
+
+// floatOrNone maps "there is a sample" to ValFloat and "there is none" to
+// ValNone, for iterators that yield floats only.
+func floatOrNone(ok bool) chunks.ValueType {
+	if ok {
+		return chunks.ValFloat
+	}
+	return chunks.ValNone
+}
+
+// wrongValueType is the panic value of an iterator accessor called on a
+// sample of another type (see chunks.Iterator).
+func wrongValueType(accessor string, have chunks.ValueType) string {
+	return "tsdb: " + accessor + " called on a " + have.String() + " sample"
+}

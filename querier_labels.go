@@ -152,8 +152,8 @@ func (p *blockProbe) has(ref uint64) (bool, error) {
 			return false, fmt.Errorf("tsdb: block %s: series %s: %w", p.b.dir, p.builder.Labels(), err)
 		}
 		p.it = c.Iterator(p.it)
-		for p.it.Next() {
-			t, _ := p.it.At()
+		for p.it.Next() != chunks.ValNone {
+			t := p.it.AtT()
 			if t > p.maxt {
 				break
 			}

@@ -80,7 +80,7 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	}
 	var it FloatHistogramIterator
 	it.Reset(c.w.buf)
-	for it.Next() {
+	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
@@ -363,7 +363,7 @@ func (a *FloatHistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogr
 	var it FloatHistogramIterator
 	it.Reset(a.c.w.buf)
 	n := 0
-	for it.Next() {
+	for it.Next() != ValNone {
 		var old histogram.FloatHistogram
 		it.AtFloatHistogram(&old)
 		if !isStale(old.Sum) {

@@ -52,7 +52,7 @@ var (
 	randomBits      = chunktest.RandomBits
 	genJumps        = chunktest.GenJumps
 	requireSamples  = chunktest.RequireSamples
-	collect         = chunktest.Collect
+	collect         = chunktest.Collect[ValueType]
 	samplesFromFuzz = chunktest.SamplesFromBytes
 )
 

@@ -56,7 +56,7 @@ func BenchmarkHistogramIterate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		it = c.Iterator(it)
-		for it.Next() {
+		for it.Next() != ValNone {
 			it.AtHistogram(&h)
 		}
 	}
@@ -96,7 +96,7 @@ func BenchmarkFloatHistogramIterate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		it = c.Iterator(it)
-		for it.Next() {
+		for it.Next() != ValNone {
 			it.AtFloatHistogram(&fh)
 		}
 	}

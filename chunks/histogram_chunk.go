@@ -91,7 +91,7 @@ func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	}
 	var it HistogramIterator
 	it.Reset(c.w.buf)
-	for it.Next() {
+	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
@@ -386,7 +386,7 @@ func (a *HistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Sp
 	it.Reset(a.c.w.buf)
 	var old histogram.Histogram
 	n := 0
-	for it.Next() {
+	for it.Next() != ValNone {
 		it.AtHistogram(&old)
 		if !isStale(old.Sum) {
 			old.PositiveSpans, old.NegativeSpans = pSpans, nSpans

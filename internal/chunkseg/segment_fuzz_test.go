@@ -72,7 +72,7 @@ func FuzzSegmentReader(f *testing.F) {
 			require.Equal(t, int(n), len(c.Bytes()))
 			require.Equal(t, chunks.Encoding(data[int(off)+k]), c.Encoding())
 			it := c.Iterator(nil)
-			for it.Next() {
+			for it.Next() != chunks.ValNone {
 			}
 			if err := it.Err(); err != nil {
 				require.ErrorIs(t, err, corrupt.ErrCorrupt)

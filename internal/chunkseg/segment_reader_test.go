@@ -268,7 +268,7 @@ func TestSegmentReaderConcurrent(t *testing.T) {
 				}
 				it = c.Iterator(it)
 				n := 0
-				for it.Next() {
+				for it.Next() != chunks.ValNone {
 					n++
 				}
 				if it.Err() != nil || n != m.Chunk.NumSamples() {

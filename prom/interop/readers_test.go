@@ -34,7 +34,8 @@ func readIsotsdb(t *testing.T, db *tsdb.DB, mint, maxt int64, ms []*labels.Match
 	for ss.Next() {
 		s := series{lset: fromOurLabels(ss.At().Labels())}
 		it = ss.At().Iterator(it)
-		for it.Next() {
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+			require.Equal(t, chunks.ValFloat, vt, "isotsdb iterator of %s", s.lset)
 			ts, v := it.At()
 			s.samples = append(s.samples, sample{t: ts, v: math.Float64bits(v)})
 		}
