@@ -8,7 +8,13 @@ import "github.com/isotsdb/tsdb/histogram"
 // first parameter is spelled int64 as a misdeclared io.Seeker.
 type millis = int64
 
-// Chunk is an encoded sequence of samples in strictly increasing time order.
+// Chunk is an encoded sequence of samples in strictly increasing time order,
+// of any encoding (XORChunk, HistogramChunk, FloatHistogramChunk).
+//
+// Appending is not part of Chunk: each encoding appends its own sample type
+// through its own appender (XORChunk.Appender, HistogramChunk.Appender,
+// FloatHistogramChunk.Appender), so the float path has no histogram
+// branches and no appender has a method it cannot honour.
 //
 // A chunk is not safe for concurrent mutation: Appender, Append and Compact
 // must be called by one goroutine at a time (or under one lock). Iterator may
@@ -22,12 +28,6 @@ type Chunk interface {
 	Encoding() Encoding
 	// NumSamples returns the number of samples in the chunk.
 	NumSamples() int
-	// Appender returns an appender that continues the chunk where it ends,
-	// as if every sample in it had been appended through that appender. It
-	// decodes the whole chunk to get there and fails, with an error wrapping
-	// ErrCorrupt, if the chunk cannot be decoded. Only the appender most
-	// recently returned may be used.
-	Appender() (Appender, error)
 	// Iterator returns an iterator over the samples in the chunk now.
 	// reuse may be nil or any iterator returned earlier by any chunk's
 	// Iterator; if it can be reused it is reset and returned, so that

@@ -50,7 +50,7 @@ func BenchmarkHistogramIterate(b *testing.B) {
 	for i := range ts {
 		_, c, a, _ = a.AppendHistogram(ts[i], hs[i])
 	}
-	var it *HistogramIterator
+	var it Iterator
 	var h histogram.Histogram
 	b.SetBytes(int64(len(c.Bytes())))
 	b.ReportAllocs()
@@ -90,7 +90,7 @@ func BenchmarkFloatHistogramIterate(b *testing.B) {
 	for i := range ts {
 		_, c, a, _ = a.AppendFloatHistogram(ts[i], hs[i].ToFloat())
 	}
-	var it *FloatHistogramIterator
+	var it Iterator
 	var fh histogram.FloatHistogram
 	b.SetBytes(int64(len(c.Bytes())))
 	b.ReportAllocs()

@@ -117,7 +117,7 @@ func TestHistogramAppendCases(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, res)
 			require.True(t, firstCopy.Equals(tc.h) && firstCopy.CounterResetHint == tc.h.CounterResetHint, "input changed")
-			checkAppend(t, res, c, nc, nc.CounterResetHeader(), tc.hdr, tc.wantLayout, func(it *HistogramIterator) []histogram.Span {
+			checkAppend(t, res, c, nc, nc.CounterResetHeader(), tc.hdr, tc.wantLayout, func(it Iterator) []histogram.Span {
 				_, h := it.AtHistogram(nil)
 				return h.PositiveSpans
 			})
@@ -149,7 +149,7 @@ func TestHistogramAppendCases(t *testing.T) {
 }
 
 func checkAppend(t *testing.T, res HistogramAppendResult, old, nc *HistogramChunk, gotHdr, wantHdr histogram.CounterResetHint,
-	wantLayout []histogram.Span, spans func(*HistogramIterator) []histogram.Span) {
+	wantLayout []histogram.Span, spans func(Iterator) []histogram.Span) {
 	t.Helper()
 	switch res {
 	case AppendedInPlace:
@@ -363,7 +363,7 @@ func TestHistogramIteratorConcurrentAppend(t *testing.T) {
 	a, err := c.Appender()
 	require.NoError(t, err)
 	done := make(chan struct{})
-	its := make(chan *HistogramIterator, 200)
+	its := make(chan Iterator, 200)
 	go func() {
 		defer close(done)
 		for it := range its {

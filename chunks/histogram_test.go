@@ -102,7 +102,7 @@ func TestHistogramChunkRoundTrip(t *testing.T) {
 					hh.append(ts[i], hs[i])
 				}
 				i := 0
-				var it *HistogramIterator
+				var it Iterator
 				var got histogram.Histogram
 				for ci, c := range hh.chunks() {
 					it = c.Iterator(it)

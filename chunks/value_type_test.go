@@ -8,13 +8,17 @@ import (
 	"github.com/isotsdb/tsdb/histogram"
 )
 
-// Every iterator of this package is an Iterator.
+// Every iterator of this package is an Iterator, every chunk a Chunk.
 var (
 	_ Iterator = (*xorIterator)(nil)
 	_ Iterator = (*HistogramIterator)(nil)
 	_ Iterator = (*FloatHistogramIterator)(nil)
 	_ Iterator = nopIterator{}
 	_ Iterator = errIterator{}
+
+	_ Chunk = (*XORChunk)(nil)
+	_ Chunk = (*HistogramChunk)(nil)
+	_ Chunk = (*FloatHistogramChunk)(nil)
 )
 
 func TestValueTypeString(t *testing.T) {

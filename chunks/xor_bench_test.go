@@ -85,7 +85,7 @@ func BenchmarkXORAppender(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c, _ := FromData(EncXOR, data)
-		if _, err := c.Appender(); err != nil {
+		if _, err := c.(*XORChunk).Appender(); err != nil {
 			b.Fatal(err)
 		}
 	}

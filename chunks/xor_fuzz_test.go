@@ -93,7 +93,7 @@ func FuzzXORDecode(f *testing.F) {
 		}
 
 		orig := bytes.Clone(data)
-		app, err := c.Appender()
+		app, err := c.(*XORChunk).Appender()
 		require.Equal(t, orig, data, "Appender modified the FromData bytes")
 		if err != nil {
 			requireCorrupt(t, err)

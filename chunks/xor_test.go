@@ -193,7 +193,7 @@ func TestXORAppenderRejectsBadTail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromData(EncXOR, tc.data)
 			require.NoError(t, err)
-			app, err := c.Appender()
+			app, err := c.(*XORChunk).Appender()
 			require.Nil(t, app, "got an appender")
 			requireCorrupt(t, err)
 		})
@@ -242,7 +242,7 @@ func TestXORCorrupt(t *testing.T) {
 			for it.Next() != ValNone {
 			}
 			requireCorrupt(t, it.Err())
-			_, err = c.Appender()
+			_, err = c.(*XORChunk).Appender()
 			requireCorrupt(t, err)
 		})
 	}
@@ -256,6 +256,10 @@ func TestFromData(t *testing.T) {
 		want error
 	}{
 		{"xor", EncXOR, []byte{0, 0}, nil},
+		{"histogram", EncHistogram, []byte{0, 0, 0}, nil},
+		{"float histogram", EncFloatHistogram, []byte{0, 0, 0}, nil},
+		{"short histogram", EncHistogram, []byte{0, 0}, ErrCorrupt},
+		{"short float histogram", EncFloatHistogram, nil, ErrCorrupt},
 		{"none", EncNone, []byte{0, 0}, ErrUnknownEncoding},
 		{"future", Encoding(7), []byte{0, 0}, ErrUnknownEncoding},
 		{"nil data", EncXOR, nil, ErrCorrupt},

@@ -22,7 +22,7 @@ func requireTypedReadError(t *testing.T, err error) {
 	switch {
 	case errors.As(err, &ce):
 		require.ErrorIs(t, err, corrupt.ErrCorrupt)
-	case errors.Is(err, ErrInvalidRef), errors.Is(err, chunks.ErrUnknownEncoding):
+	case errors.Is(err, ErrInvalidRef):
 	default:
 		require.Failf(t, "untyped error from Chunk", "%v", err)
 	}

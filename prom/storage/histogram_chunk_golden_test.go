@@ -201,8 +201,8 @@ func requireSameDecoding(t testing.TB, b []byte, float bool) {
 	pc, err := chunkenc.FromData(enc, b)
 	require.NoError(t, err)
 	pit := pc.Iterator(nil)
-	var oi *chunks.HistogramIterator
-	var of *chunks.FloatHistogramIterator
+	var oi chunks.Iterator
+	var of chunks.Iterator
 	if float {
 		c, err := chunks.FloatHistogramChunkFromData(b)
 		require.NoError(t, err)
