@@ -121,10 +121,15 @@ type BlockMeta struct {
 
 // BlockStats counts what a block holds.
 type BlockStats struct {
-	NumSamples    uint64 `json:"numSamples,omitempty"`
-	NumSeries     uint64 `json:"numSeries,omitempty"`
-	NumChunks     uint64 `json:"numChunks,omitempty"`
-	NumTombstones uint64 `json:"numTombstones,omitempty"`
+	NumSamples uint64 `json:"numSamples,omitempty"`
+	// NumFloatSamples and NumHistogramSamples split NumSamples by the
+	// encoding of the chunks holding them (XOR, or either histogram
+	// encoding), as Prometheus records them.
+	NumFloatSamples     uint64 `json:"numFloatSamples,omitempty"`
+	NumHistogramSamples uint64 `json:"numHistogramSamples,omitempty"`
+	NumSeries           uint64 `json:"numSeries,omitempty"`
+	NumChunks           uint64 `json:"numChunks,omitempty"`
+	NumTombstones       uint64 `json:"numTombstones,omitempty"`
 }
 
 // BlockCompaction records how a block was made.
