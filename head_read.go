@@ -402,20 +402,20 @@ func (it *headIterator) nextChunk(ci int) bool {
 	return true
 }
 
-// next is Next reporting whether there is a sample.
-func (it *headIterator) next() bool {
+// Next advances to the next visible sample; the head holds only floats.
+func (it *headIterator) Next() chunks.ValueType {
 	if it.peeked {
 		it.peeked = false
-		return true
+		return chunks.ValFloat
 	}
 	if it.done {
-		return false
+		return chunks.ValNone
 	}
 	if it.plain && it.it.Next() != chunks.ValNone {
 		it.idx++
 		it.t, it.v = it.it.At()
 		it.valid = true
-		return true
+		return chunks.ValFloat
 	}
 	for it.nextRaw() {
 		if it.t > it.s.maxt {
@@ -425,11 +425,14 @@ func (it *headIterator) next() bool {
 			continue
 		}
 		it.valid = true
-		return true
+		return chunks.ValFloat
 	}
 	it.done, it.valid = true, false
-	return false
+	return chunks.ValNone
 }
+
+// next is Next reporting whether there is a sample.
+func (it *headIterator) next() bool { return it.Next() != chunks.ValNone }
 
 // hidden reports whether the current sample is invisible to the read.
 func (it *headIterator) hidden() bool {
@@ -468,9 +471,6 @@ func (it *headIterator) seek(t millis) bool {
 	}
 	return false
 }
-
-// Next advances to the next sample; the head holds only floats.
-func (it *headIterator) Next() chunks.ValueType { return floatOrNone(it.next()) }
 
 // Seek advances to the first sample at or after t; see chunks.Iterator.
 func (it *headIterator) Seek(t millis) chunks.ValueType { return floatOrNone(it.seek(t)) }
