@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -117,7 +118,7 @@ func TestAdversarialUseAfterClose(t *testing.T) {
 		for ss.Next() {
 			it := ss.At().Iterator(nil)
 			var s []sample
-			for it.Next() {
+			for it.Next() != chunks.ValNone {
 				t, v := it.At()
 				s = append(s, sample{t, v})
 			}
@@ -171,7 +172,7 @@ func TestAdversarialConcurrentClose(t *testing.T) {
 			ss := q.Select(ctx, all)
 			for ss.Next() {
 				it := ss.At().Iterator(nil)
-				for it.Next() {
+				for it.Next() != chunks.ValNone {
 				}
 				if it.Err() != nil {
 					return it.Err()
@@ -295,7 +296,7 @@ func TestAdversarialQuerierConcurrentUse(t *testing.T) {
 				for ss.Next() {
 					it := ss.At().Iterator(nil)
 					var s []sample
-					for it.Next() {
+					for it.Next() != chunks.ValNone {
 						ts, v := it.At()
 						s = append(s, sample{ts, v})
 					}

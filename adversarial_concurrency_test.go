@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -30,7 +31,7 @@ func isoCheck(q Querier, targets, perTarget int) (int, error) {
 		for ss.Next() {
 			it := ss.At().Iterator(nil)
 			var got []sample
-			for it.Next() {
+			for it.Next() != chunks.ValNone {
 				ts, v := it.At()
 				if len(got) > 0 && (ts <= got[len(got)-1].T || v <= got[len(got)-1].V) {
 					return n, fmt.Errorf("target %d %s: sample (%d, %v) after (%d, %v)", tg, ss.At().Labels(), ts, v, got[len(got)-1].T, got[len(got)-1].V)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -104,7 +105,7 @@ func queryFrom(db *DB, mint int64) (map[string][]sample, error) {
 		s := ss.At()
 		it := s.Iterator(nil)
 		var got []sample
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, v := it.At()
 			got = append(got, sample{ts, v})
 		}

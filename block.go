@@ -16,6 +16,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/index"
@@ -120,10 +121,15 @@ type BlockMeta struct {
 
 // BlockStats counts what a block holds.
 type BlockStats struct {
-	NumSamples    uint64 `json:"numSamples,omitempty"`
-	NumSeries     uint64 `json:"numSeries,omitempty"`
-	NumChunks     uint64 `json:"numChunks,omitempty"`
-	NumTombstones uint64 `json:"numTombstones,omitempty"`
+	NumSamples uint64 `json:"numSamples,omitempty"`
+	// NumFloatSamples and NumHistogramSamples split NumSamples by the
+	// encoding of the chunks holding them (XOR, or either histogram
+	// encoding), as Prometheus records them.
+	NumFloatSamples     uint64 `json:"numFloatSamples,omitempty"`
+	NumHistogramSamples uint64 `json:"numHistogramSamples,omitempty"`
+	NumSeries           uint64 `json:"numSeries,omitempty"`
+	NumChunks           uint64 `json:"numChunks,omitempty"`
+	NumTombstones       uint64 `json:"numTombstones,omitempty"`
 }
 
 // BlockCompaction records how a block was made.
@@ -560,11 +566,6 @@ func (s *blockSeriesSet) next() bool {
 				continue
 			}
 			c, err := s.b.chunks.Chunk(m.Ref)
-			if errors.Is(err, chunks.ErrUnknownEncoding) {
-				// Native histograms and other encodings written by newer
-				// Prometheus versions: skipped, never mis-read.
-				continue
-			}
 			if err != nil {
 				s.err = s.b.readError(fmt.Errorf("tsdb: block %s: series %s: %w", s.b.dir, s.builder.Labels(), err))
 				return false
@@ -634,14 +635,21 @@ func (s *blockSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	return it
 }
 
-// blockIterator iterates a blockSeries' samples in range and not deleted.
+// blockIterator iterates a blockSeries' samples in range and not deleted,
+// of every value type its chunks hold.
+//
+// Invariant: valid is true exactly when the iterator is positioned on a
+// sample; then vt is its type, t its time, and v its value if vt is
+// ValFloat. Histograms are read from the chunk iterator, which stays on
+// the current sample.
 type blockIterator struct {
 	s     *blockSeries
 	ci    int
 	it    chunks.Iterator
+	vt    chunks.ValueType
 	t     int64
 	v     float64
-	valid bool // t, v hold the current sample
+	valid bool
 	done  bool
 	err   error
 }
@@ -656,55 +664,61 @@ func (it *blockIterator) nextChunk(ci int) bool {
 	return true
 }
 
-func (it *blockIterator) Next() bool {
-	ok := it.next()
+// Next advances to the next sample; see chunks.Iterator.
+func (it *blockIterator) Next() chunks.ValueType {
+	vt := it.next()
 	runtime.KeepAlive(it.s.lease)
-	return ok
+	return vt
 }
 
-func (it *blockIterator) next() bool {
+func (it *blockIterator) next() chunks.ValueType {
 	if it.done {
-		return false
+		return chunks.ValNone
 	}
 	for {
-		if it.ci >= 0 && it.it.Next() {
-			it.t, it.v = it.it.At()
-			switch {
-			case it.t > it.s.maxt:
-				it.done, it.valid = true, false
-				return false
-			case it.t < it.s.mint || it.s.deleted.Contains(it.t):
-				continue
-			}
-			it.valid = true
-			return true
-		}
 		if it.ci >= 0 {
+			if vt := it.it.Next(); vt != chunks.ValNone {
+				if vt == chunks.ValFloat {
+					it.t, it.v = it.it.At()
+				} else {
+					it.t = it.it.AtT()
+				}
+				switch {
+				case it.t > it.s.maxt:
+					it.done, it.valid = true, false
+					return chunks.ValNone
+				case it.t < it.s.mint || it.s.deleted.Contains(it.t):
+					continue
+				}
+				it.vt, it.valid = vt, true
+				return vt
+			}
 			if err := it.it.Err(); err != nil {
 				it.err = it.s.b.readError(fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err))
-				it.done = true
-				return false
+				it.done, it.valid = true, false
+				return chunks.ValNone
 			}
 		}
 		if !it.nextChunk(it.ci + 1) {
 			it.done, it.valid = true, false
-			return false
+			return chunks.ValNone
 		}
 	}
 }
 
-func (it *blockIterator) Seek(t millis) bool {
-	ok := it.seek(t)
+// Seek advances to the first sample at or after t; see chunks.Iterator.
+func (it *blockIterator) Seek(t millis) chunks.ValueType {
+	vt := it.seek(t)
 	runtime.KeepAlive(it.s.lease)
-	return ok
+	return vt
 }
 
-func (it *blockIterator) seek(t millis) bool {
+func (it *blockIterator) seek(t millis) chunks.ValueType {
 	if it.done {
-		return false
+		return chunks.ValNone
 	}
 	if it.valid && it.t >= t {
-		return true
+		return it.vt
 	}
 	ci := max(it.ci, 0)
 	for ci < len(it.s.chunks) && it.s.chunks[ci].maxTime < t {
@@ -712,20 +726,45 @@ func (it *blockIterator) seek(t millis) bool {
 	}
 	if ci != it.ci {
 		if !it.nextChunk(ci) {
-			it.done = true
-			return false
+			it.done, it.valid = true, false
+			return chunks.ValNone
 		}
 	}
-	for it.next() {
+	for vt := it.next(); vt != chunks.ValNone; vt = it.next() {
 		if it.t >= t {
-			return true
+			return vt
 		}
 	}
-	return false
+	return chunks.ValNone
 }
 
-func (it *blockIterator) At() (int64, float64) { return it.t, it.v }
-func (it *blockIterator) Err() error           { return it.err }
+// At returns the current float sample; on a histogram sample it panics,
+// like every chunks.Iterator.
+func (it *blockIterator) At() (int64, float64) {
+	if it.vt != chunks.ValFloat {
+		panic(wrongValueType("At", it.vt))
+	}
+	return it.t, it.v
+}
+
+func (it *blockIterator) AtT() int64 { return it.t }
+func (it *blockIterator) Err() error { return it.err }
+
+// AtHistogram returns the current integer histogram sample; see
+// chunks.Iterator.
+func (it *blockIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	t, h := it.it.AtHistogram(h)
+	runtime.KeepAlive(it.s.lease)
+	return t, h
+}
+
+// AtFloatHistogram returns the current histogram sample as a float
+// histogram; see chunks.Iterator.
+func (it *blockIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	t, fh := it.it.AtFloatHistogram(fh)
+	runtime.KeepAlive(it.s.lease)
+	return t, fh
+}
 
 // isBlockDir reports whether name is a block directory's name (a ULID).
 func isBlockDir(e fs.DirEntry) (ulid.ULID, bool) {

@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -94,6 +95,12 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 		ws := writtenSeries{lset: s.Labels(), metas: make([]index.ChunkMeta, len(batch))}
 		for i, m := range batch {
 			ws.metas[i] = index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime}
+			switch n := uint64(m.Chunk.NumSamples()); m.Chunk.Encoding() {
+			case chunks.EncHistogram, chunks.EncFloatHistogram:
+				meta.Stats.NumHistogramSamples += n
+			default:
+				meta.Stats.NumFloatSamples += n
+			}
 		}
 		meta.Stats.NumChunks += uint64(len(batch))
 		series = append(series, ws)
@@ -153,31 +160,149 @@ func blockChunks(s Series, meta *BlockMeta, samplesPerChunk int, batch []chunks.
 }
 
 // reencode appends to batch the samples of it in [meta.MinTime,
-// meta.MaxTime), encoded into new chunks of at most samplesPerChunk
-// samples, and counts them in meta.
+// meta.MaxTime), encoded into new chunks, and counts them in meta. Float
+// samples go to XOR chunks of at most samplesPerChunk samples; integer and
+// float histograms to histogram chunks of their own encoding, cut where
+// the chunk appender cuts (schema or bound change, counter reset) and
+// otherwise at about TargetBytesPerHistogramChunk once a chunk holds
+// MinSamplesPerHistogramChunk samples. A change of sample type always
+// starts a new chunk.
 func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta) ([]chunks.Meta, error) {
-	var (
-		c   *chunks.XORChunk
-		app *chunks.XORAppender
-		err error
-	)
-	for it.Next() {
-		t, v := it.At()
+	var e chunkEncoder
+	for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+		t := it.AtT()
 		if t < meta.MinTime || t >= meta.MaxTime {
 			continue
 		}
-		if c == nil || c.NumSamples() >= samplesPerChunk {
-			c = chunks.NewXORChunk()
-			if app, err = c.XORAppender(); err != nil {
-				return batch, err
-			}
-			batch = append(batch, chunks.Meta{Chunk: c, MinTime: t})
+		var err error
+		switch vt {
+		case chunks.ValFloat:
+			_, v := it.At()
+			err = e.appendFloat(t, v, samplesPerChunk)
+		case chunks.ValHistogram:
+			_, e.h = it.AtHistogram(e.h)
+			err = e.appendHistogram(t)
+		case chunks.ValFloatHistogram:
+			_, e.fh = it.AtFloatHistogram(e.fh)
+			err = e.appendFloatHistogram(t)
+		default:
+			err = fmt.Errorf("tsdb: sample of unknown type %s at %d", vt, t)
 		}
-		app.Append(t, v)
-		batch[len(batch)-1].MaxTime = t
+		if err != nil {
+			return batch, err
+		}
+		batch = e.flush(batch, t)
 		meta.Stats.NumSamples++
 	}
 	return batch, it.Err()
+}
+
+// chunkEncoder encodes one series' samples into chunks for reencode. At
+// most one of its appenders is current: the one of the last sample's type.
+type chunkEncoder struct {
+	xor *chunks.XORChunk
+	xa  chunks.Appender
+	ha  *chunks.HistogramAppender
+	fa  *chunks.FloatHistogramAppender
+
+	h  *histogram.Histogram      // buffer for the sample being appended
+	fh *histogram.FloatHistogram // same
+
+	cur     chunks.Chunk // the chunk the last sample went to
+	started bool         // cur was started by the last append
+	replace bool         // cur replaces the last chunk of the batch (recoded)
+}
+
+func (e *chunkEncoder) appendFloat(t int64, v float64, samplesPerChunk int) error {
+	e.ha, e.fa = nil, nil
+	if e.xor == nil || e.xor.NumSamples() >= samplesPerChunk {
+		e.xor = chunks.NewXORChunk()
+		app, err := e.xor.Appender()
+		if err != nil {
+			return err
+		}
+		e.xa, e.cur, e.started = app, e.xor, true
+	}
+	e.xa.Append(t, v)
+	return nil
+}
+
+// fullHistogramChunk reports whether a histogram chunk of n samples and
+// size bytes is cut before its next sample.
+func fullHistogramChunk(n, size int) bool {
+	return n >= chunks.MinSamplesPerHistogramChunk && size >= chunks.TargetBytesPerHistogramChunk
+}
+
+func (e *chunkEncoder) appendHistogram(t int64) error {
+	e.xor, e.fa = nil, nil
+	prev := e.ha
+	if prev == nil || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+		c := chunks.NewHistogramChunk()
+		app, err := c.Appender()
+		if err != nil {
+			return err
+		}
+		if _, _, e.ha, err = app.AppendHistogramAfter(prev, t, e.h); err != nil {
+			return fmt.Errorf("tsdb: histogram at %d: %w", t, err)
+		}
+		e.cur, e.started = e.ha.Chunk(), true
+		return nil
+	}
+	res, c, app, err := prev.AppendHistogram(t, e.h)
+	if err != nil {
+		return fmt.Errorf("tsdb: histogram at %d: %w", t, err)
+	}
+	e.ha = app
+	e.noteResult(res, c)
+	return nil
+}
+
+func (e *chunkEncoder) appendFloatHistogram(t int64) error {
+	e.xor, e.ha = nil, nil
+	prev := e.fa
+	if prev == nil || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+		c := chunks.NewFloatHistogramChunk()
+		app, err := c.Appender()
+		if err != nil {
+			return err
+		}
+		if _, _, e.fa, err = app.AppendFloatHistogramAfter(prev, t, e.fh); err != nil {
+			return fmt.Errorf("tsdb: float histogram at %d: %w", t, err)
+		}
+		e.cur, e.started = e.fa.Chunk(), true
+		return nil
+	}
+	res, c, app, err := prev.AppendFloatHistogram(t, e.fh)
+	if err != nil {
+		return fmt.Errorf("tsdb: float histogram at %d: %w", t, err)
+	}
+	e.fa = app
+	e.noteResult(res, c)
+	return nil
+}
+
+func (e *chunkEncoder) noteResult(res chunks.HistogramAppendResult, c chunks.Chunk) {
+	switch res {
+	case chunks.CutNewChunk:
+		e.cur, e.started = c, true
+	case chunks.Recoded:
+		e.cur, e.replace = c, true
+	}
+}
+
+// flush records the last append, of a sample at t, in batch: a new chunk
+// starts a new entry, a recoded chunk replaces the last entry's chunk, and
+// the last entry's MaxTime becomes t.
+func (e *chunkEncoder) flush(batch []chunks.Meta, t int64) []chunks.Meta {
+	switch {
+	case e.started:
+		batch = append(batch, chunks.Meta{Chunk: e.cur, MinTime: t})
+	case e.replace:
+		batch[len(batch)-1].Chunk = e.cur
+	}
+	e.started, e.replace = false, false
+	batch[len(batch)-1].MaxTime = t
+	return batch
 }
 
 // writeIndex writes the index of series, which are sorted by labels.

@@ -280,7 +280,7 @@ func snapshotCounts(t *testing.T, q Querier) map[string]int {
 	for ss.Next() {
 		tg := ss.At().Labels().Get("target")
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, v := it.At()
 			if float64(ts) != v {
 				t.Errorf("sample (%d, %g)", ts, v)

@@ -166,7 +166,7 @@ func TestCorruptionErrorContract(t *testing.T) {
 					return err
 				}
 				it := c.Iterator(nil)
-				for it.Next() {
+				for it.Next() != chunks.ValNone {
 				}
 				return it.Err()
 			},

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -98,7 +99,7 @@ func TestIsolationBatchesSeenWhole(t *testing.T) {
 				for ss.Next() {
 					sit := ss.At().Iterator(nil)
 					last := math.NaN()
-					for sit.Next() {
+					for sit.Next() != chunks.ValNone {
 						_, last = sit.At()
 					}
 					if n == 0 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/isotsdb/tsdb"
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -58,7 +59,7 @@ func Example() {
 	ss = after.Select(ctx, job)
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() == chunks.ValFloat { // the head holds only floats
 			t, v := it.At()
 			fmt.Println(ss.At().Labels(), t, v)
 		}
@@ -98,7 +99,7 @@ func printSeries(ctx context.Context, db *tsdb.DB, ms ...*labels.Matcher) {
 	ss := q.Select(ctx, ms...)
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() == chunks.ValFloat { // the head holds only floats
 			t, v := it.At()
 			fmt.Println(ss.At().Labels(), t, v)
 		}

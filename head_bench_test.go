@@ -149,7 +149,7 @@ func BenchmarkQueryHead(b *testing.B) {
 				var it chunks.Iterator
 				for ss.Next() {
 					it = ss.At().Iterator(it)
-					for it.Next() {
+					for it.Next() != chunks.ValNone {
 						samples++
 					}
 				}

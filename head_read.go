@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -114,7 +115,7 @@ func (ss *headSeriesSet) Next() bool {
 			ss.captured[ss.i] = nil // the set no longer holds what it returned
 			ss.i++
 			it.reset(hs)
-			if !it.Next() {
+			if !it.next() {
 				hs, err = nil, it.Err()
 			}
 		} else {
@@ -206,7 +207,7 @@ func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Interval
 		return nil, nil
 	}
 	it.reset(hs)
-	if !it.Next() {
+	if !it.next() {
 		return nil, it.Err()
 	}
 	return hs, nil
@@ -371,7 +372,7 @@ func (it *headIterator) reset(hs *headSeries) {
 // time and visibility.
 func (it *headIterator) nextRaw() bool {
 	for {
-		if it.ci >= 0 && it.it.Next() {
+		if it.ci >= 0 && it.it.Next() != chunks.ValNone {
 			it.idx++
 			it.t, it.v = it.it.At()
 			return true
@@ -401,19 +402,20 @@ func (it *headIterator) nextChunk(ci int) bool {
 	return true
 }
 
-func (it *headIterator) Next() bool {
+// Next advances to the next visible sample; the head holds only floats.
+func (it *headIterator) Next() chunks.ValueType {
 	if it.peeked {
 		it.peeked = false
-		return true
+		return chunks.ValFloat
 	}
 	if it.done {
-		return false
+		return chunks.ValNone
 	}
-	if it.plain && it.it.Next() {
+	if it.plain && it.it.Next() != chunks.ValNone {
 		it.idx++
 		it.t, it.v = it.it.At()
 		it.valid = true
-		return true
+		return chunks.ValFloat
 	}
 	for it.nextRaw() {
 		if it.t > it.s.maxt {
@@ -423,11 +425,14 @@ func (it *headIterator) Next() bool {
 			continue
 		}
 		it.valid = true
-		return true
+		return chunks.ValFloat
 	}
 	it.done, it.valid = true, false
-	return false
+	return chunks.ValNone
 }
+
+// next is Next reporting whether there is a sample.
+func (it *headIterator) next() bool { return it.Next() != chunks.ValNone }
 
 // hidden reports whether the current sample is invisible to the read.
 func (it *headIterator) hidden() bool {
@@ -438,7 +443,8 @@ func (it *headIterator) hidden() bool {
 	return it.inv < len(inv) && inv[it.inv] == it.idx
 }
 
-func (it *headIterator) Seek(t millis) bool {
+// seek is Seek reporting whether there is a sample.
+func (it *headIterator) seek(t millis) bool {
 	if it.done {
 		return false
 	}
@@ -458,7 +464,7 @@ func (it *headIterator) Seek(t millis) bool {
 			return false
 		}
 	}
-	for it.Next() {
+	for it.next() {
 		if it.t >= t {
 			return true
 		}
@@ -466,5 +472,19 @@ func (it *headIterator) Seek(t millis) bool {
 	return false
 }
 
+// Seek advances to the first sample at or after t; see chunks.Iterator.
+func (it *headIterator) Seek(t millis) chunks.ValueType { return floatOrNone(it.seek(t)) }
+
 func (it *headIterator) At() (int64, float64) { return it.t, it.v }
+func (it *headIterator) AtT() int64           { return it.t }
 func (it *headIterator) Err() error           { return it.err }
+
+// AtHistogram panics: the head holds only float samples.
+func (it *headIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	panic(wrongValueType("AtHistogram", chunks.ValFloat))
+}
+
+// AtFloatHistogram panics: the head holds only float samples.
+func (it *headIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	panic(wrongValueType("AtFloatHistogram", chunks.ValFloat))
+}

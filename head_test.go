@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -173,13 +174,13 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 				fail("series %s vanished", l)
 			}
 			it := set.At().Iterator(nil)
-			if !it.Seek(target - 1) {
+			if it.Seek(target-1) == chunks.ValNone {
 				fail("seek %d in %s found nothing", target-1, l)
 			}
 			if ts, _ := it.At(); ts > target {
 				fail("seek %d in %s landed on %d, after %d", target-1, l, ts, target)
 			}
-			if !it.Seek(target) {
+			if it.Seek(target) == chunks.ValNone {
 				fail("seek %d in %s found nothing", target, l)
 			}
 			if ts, _ := it.At(); ts != target {

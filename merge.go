@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -92,26 +93,35 @@ func (s *mergedSeries) Iterator(chunks.Iterator) chunks.Iterator {
 
 // mergeIterator merges iterators by time. Where several have a sample at
 // the same time, the one of the earliest iterator wins and the others are
-// skipped: overlapping blocks hold copies of the same samples.
+// skipped: overlapping blocks hold copies of the same samples. Samples keep
+// their value type.
+//
+// Invariant: valid is true exactly when the iterator is positioned on a
+// sample; then vt is its type, t its time, and v (ValFloat), h
+// (ValHistogram) or fh (ValFloatHistogram) a copy of its value: the
+// iterator it came from has already moved on.
 type mergeIterator struct {
 	its   []chunks.Iterator
-	ok    []bool // its[i] is positioned on a sample not yet returned
+	cur   []chunks.ValueType // type of the sample its[i] is on and that is not yet returned; ValNone if none
+	vt    chunks.ValueType
 	t     int64
 	v     float64
-	valid bool // t, v hold the current sample
+	h     *histogram.Histogram
+	fh    *histogram.FloatHistogram
+	valid bool
 	err   error
 	begun bool
 }
 
 func newMergeIterator(its []chunks.Iterator) *mergeIterator {
-	return &mergeIterator{its: its, ok: make([]bool, len(its))}
+	return &mergeIterator{its: its, cur: make([]chunks.ValueType, len(its))}
 }
 
 func (m *mergeIterator) start() {
 	if !m.begun {
 		m.begun = true
 		for i, it := range m.its {
-			m.ok[i] = it.Next()
+			m.cur[i] = it.Next()
 		}
 	}
 }
@@ -121,10 +131,10 @@ func (m *mergeIterator) pick() bool {
 	best := -1
 	var bt int64
 	for i, it := range m.its {
-		if !m.ok[i] {
+		if m.cur[i] == chunks.ValNone {
 			continue
 		}
-		if t, _ := it.At(); best < 0 || t < bt {
+		if t := it.AtT(); best < 0 || t < bt {
 			best, bt = i, t
 		}
 	}
@@ -137,39 +147,107 @@ func (m *mergeIterator) pick() bool {
 		}
 		return false
 	}
-	m.t, m.v = m.its[best].At()
+	m.t, m.vt = bt, m.cur[best]
+	switch bi := m.its[best]; m.vt {
+	case chunks.ValFloat:
+		_, m.v = bi.At()
+	case chunks.ValHistogram:
+		_, m.h = bi.AtHistogram(m.h)
+	default:
+		_, m.fh = bi.AtFloatHistogram(m.fh)
+	}
 	for i, it := range m.its {
-		if m.ok[i] {
-			if t, _ := it.At(); t == bt {
-				m.ok[i] = it.Next()
-			}
+		if m.cur[i] != chunks.ValNone && it.AtT() == bt {
+			m.cur[i] = it.Next()
 		}
 	}
 	return true
 }
 
-func (m *mergeIterator) Next() bool {
+// Next advances to the next sample; see chunks.Iterator.
+func (m *mergeIterator) Next() chunks.ValueType {
 	m.start()
-	m.valid = m.pick()
-	return m.valid
+	return m.settle(m.pick())
 }
 
-func (m *mergeIterator) Seek(t millis) bool {
+// Seek advances to the first sample at or after t; see chunks.Iterator.
+func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 	if m.valid && m.t >= t {
-		return true
+		return m.vt
 	}
 	m.begun = true
 	for i, it := range m.its {
-		if m.ok[i] {
-			if ct, _ := it.At(); ct >= t {
-				continue
-			}
+		if m.cur[i] != chunks.ValNone && it.AtT() >= t {
+			continue
 		}
-		m.ok[i] = it.Seek(t)
+		m.cur[i] = it.Seek(t)
 	}
-	m.valid = m.pick()
-	return m.valid
+	return m.settle(m.pick())
 }
 
-func (m *mergeIterator) At() (int64, float64) { return m.t, m.v }
-func (m *mergeIterator) Err() error           { return m.err }
+func (m *mergeIterator) settle(ok bool) chunks.ValueType {
+	m.valid = ok
+	if !ok {
+		m.vt = chunks.ValNone
+	}
+	return m.vt
+}
+
+// At returns the current float sample; on a histogram sample it panics,
+// like every chunks.Iterator.
+func (m *mergeIterator) At() (int64, float64) {
+	if m.vt != chunks.ValFloat {
+		panic(wrongValueType("At", m.vt))
+	}
+	return m.t, m.v
+}
+
+func (m *mergeIterator) AtT() int64 { return m.t }
+func (m *mergeIterator) Err() error { return m.err }
+
+// AtHistogram returns the current integer histogram sample, copied into h
+// if h is not nil; see chunks.Iterator.
+func (m *mergeIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	if m.vt != chunks.ValHistogram {
+		panic(wrongValueType("AtHistogram", m.vt))
+	}
+	if h == nil {
+		return m.t, m.h.Copy()
+	}
+	*h = *m.h.Copy()
+	return m.t, h
+}
+
+// AtFloatHistogram returns the current histogram sample as a float
+// histogram, copied into fh if fh is not nil; see chunks.Iterator.
+func (m *mergeIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	var src *histogram.FloatHistogram
+	switch m.vt {
+	case chunks.ValHistogram:
+		src = m.h.ToFloat()
+	case chunks.ValFloatHistogram:
+		src = m.fh.Copy()
+	default:
+		panic(wrongValueType("AtFloatHistogram", m.vt))
+	}
+	if fh == nil {
+		return m.t, src
+	}
+	*fh = *src
+	return m.t, fh
+}
+
+// floatOrNone maps "there is a sample" to ValFloat and "there is none" to
+// ValNone, for iterators that yield floats only.
+func floatOrNone(ok bool) chunks.ValueType {
+	if ok {
+		return chunks.ValFloat
+	}
+	return chunks.ValNone
+}
+
+// wrongValueType is the panic value of an iterator accessor called on a
+// sample of another type (see chunks.Iterator).
+func wrongValueType(accessor string, have chunks.ValueType) string {
+	return "tsdb: " + accessor + " called on a " + have.String() + " sample"
+}

@@ -145,15 +145,12 @@ func (p *blockProbe) has(ref uint64) (bool, error) {
 			return true, nil // a chunk's first and last samples are at its bounds
 		}
 		c, err := p.b.chunks.Chunk(m.Ref)
-		if errors.Is(err, chunks.ErrUnknownEncoding) {
-			continue // skipped by Select as well
-		}
 		if err != nil {
 			return false, fmt.Errorf("tsdb: block %s: series %s: %w", p.b.dir, p.builder.Labels(), err)
 		}
 		p.it = c.Iterator(p.it)
-		for p.it.Next() {
-			t, _ := p.it.At()
+		for p.it.Next() != chunks.ValNone {
+			t := p.it.AtT()
 			if t > p.maxt {
 				break
 			}

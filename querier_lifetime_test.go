@@ -55,7 +55,7 @@ func collectSeriesSet(ss SeriesSet) (map[string][]sample, error) {
 		s := ss.At()
 		var got []sample
 		it := s.Iterator(nil)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, v := it.At()
 			got = append(got, sample{ts, v})
 		}
@@ -72,7 +72,7 @@ func collectSeriesSet(ss SeriesSet) (map[string][]sample, error) {
 func readIterator(t testing.TB, it chunks.Iterator) []sample {
 	t.Helper()
 	var got []sample
-	for it.Next() {
+	for it.Next() != chunks.ValNone {
 		ts, v := it.At()
 		got = append(got, sample{ts, v})
 	}
@@ -245,7 +245,7 @@ func TestIteratorsAfterQuerierClose(t *testing.T) {
 		h := held{key: s.Labels().String(), it: s.Iterator(nil)}
 		if len(hold)%2 == 0 {
 			for range 100 {
-				require.True(t, h.it.Next())
+				require.True(t, h.it.Next() != chunks.ValNone)
 				ts, v := h.it.At()
 				h.read = append(h.read, sample{ts, v})
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -176,7 +177,7 @@ func TestSnapshotUnderChurn(t *testing.T) {
 			for ss.Next() {
 				var read []sample
 				it := ss.At().Iterator(nil)
-				for it.Next() {
+				for it.Next() != chunks.ValNone {
 					ts, v := it.At()
 					read = append(read, sample{ts, v})
 				}

@@ -62,7 +62,7 @@ func querySamples(t testing.TB, q Querier, ms ...*labels.Matcher) map[string][]s
 	first := true
 	read := func(it chunks.Iterator) []sample {
 		var got []sample
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, v := it.At()
 			got = append(got, sample{ts, v})
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
@@ -74,7 +75,7 @@ func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present [
 	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "crash"))
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, v := it.At()
 			if float64(ts) != v || ts < 1 || int(ts) > len(w.sizes) {
 				t.Fatalf("after %s: unexpected sample (%d, %g)", what, ts, v)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -96,7 +97,7 @@ func presentTxns(t *testing.T, db *DB, w *crashWorkload) []bool {
 	ss := q.Select(ctx, w.matcher())
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, _ := it.At()
 			counts[ts]++
 		}

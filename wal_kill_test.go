@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -118,7 +119,7 @@ func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "kill"))
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			ts, _ := it.At()
 			counts[int(ts)]++
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -72,8 +73,8 @@ func requireSameData(t testing.TB, want, got *DB) int {
 		require.True(t, sg.Next(), "series %s missing", sw.At().Labels())
 		require.Equal(t, sw.At().Labels().String(), sg.At().Labels().String())
 		iw, ig := sw.At().Iterator(nil), sg.At().Iterator(nil)
-		for iw.Next() {
-			require.True(t, ig.Next(), "sample missing in %s", sw.At().Labels())
+		for iw.Next() != chunks.ValNone {
+			require.True(t, ig.Next() != chunks.ValNone, "sample missing in %s", sw.At().Labels())
 			tw, vw := iw.At()
 			tg, vg := ig.At()
 			samples++
@@ -81,7 +82,7 @@ func requireSameData(t testing.TB, want, got *DB) int {
 				t.Fatalf("%s: got (%d, %x), want (%d, %x)", sw.At().Labels(), tg, math.Float64bits(vg), tw, math.Float64bits(vw))
 			}
 		}
-		require.False(t, ig.Next(), "extra samples in %s", sw.At().Labels())
+		require.False(t, ig.Next() != chunks.ValNone, "extra samples in %s", sw.At().Labels())
 		require.NoError(t, iw.Err())
 		require.NoError(t, ig.Err())
 		n++

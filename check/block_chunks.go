@@ -66,8 +66,8 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 	it := bc.it
 	var first, last int64
 	n := 0
-	for it.Next() {
-		t, _ := it.At()
+	for it.Next() != chunks.ValNone {
+		t := it.AtT()
 		switch {
 		case n > 0 && t <= last:
 			rp.errorf(file, off, series(), nil, "chunk %d: sample %d at %d is not after the one before at %d", i, n, t, last)

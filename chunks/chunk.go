@@ -1,12 +1,20 @@
 package chunks
 
+import "github.com/isotsdb/tsdb/histogram"
+
 // millis is a sample time in milliseconds. It is int64 itself (an alias), so
 // Seek(t int64) bool implements Iterator.Seek; Iterator spells it this way
 // only because go vet's stdmethods check reports any method named Seek whose
 // first parameter is spelled int64 as a misdeclared io.Seeker.
 type millis = int64
 
-// Chunk is an encoded sequence of samples in strictly increasing time order.
+// Chunk is an encoded sequence of samples in strictly increasing time order,
+// of any encoding (XORChunk, HistogramChunk, FloatHistogramChunk).
+//
+// Appending is not part of Chunk: each encoding appends its own sample type
+// through its own appender (XORChunk.Appender, HistogramChunk.Appender,
+// FloatHistogramChunk.Appender), so the float path has no histogram
+// branches and no appender has a method it cannot honour.
 //
 // A chunk is not safe for concurrent mutation: Appender, Append and Compact
 // must be called by one goroutine at a time (or under one lock). Iterator may
@@ -20,12 +28,6 @@ type Chunk interface {
 	Encoding() Encoding
 	// NumSamples returns the number of samples in the chunk.
 	NumSamples() int
-	// Appender returns an appender that continues the chunk where it ends,
-	// as if every sample in it had been appended through that appender. It
-	// decodes the whole chunk to get there and fails, with an error wrapping
-	// ErrCorrupt, if the chunk cannot be decoded. Only the appender most
-	// recently returned may be used.
-	Appender() (Appender, error)
 	// Iterator returns an iterator over the samples in the chunk now.
 	// reuse may be nil or any iterator returned earlier by any chunk's
 	// Iterator; if it can be reused it is reset and returned, so that
@@ -46,18 +48,38 @@ type Appender interface {
 }
 
 // Iterator iterates over samples in time order. An iterator is used by one
-// goroutine at a time.
+// goroutine at a time. Its shape is that of Prometheus's chunkenc.Iterator.
+//
+// Next and Seek return the type of the sample the iterator moved to, which
+// selects the accessor to read it with: At for ValFloat, AtHistogram for
+// ValHistogram, AtFloatHistogram for ValHistogram or ValFloatHistogram;
+// AtT works for every type. Reading a sample with an accessor that does not
+// fit its type (At on a histogram, AtHistogram on a float or a float
+// histogram, AtFloatHistogram on a float) is a programming error and
+// panics, as in Prometheus. Accessors are valid only after Next or Seek
+// returned a type other than ValNone.
 type Iterator interface {
-	// Next advances to the next sample. It returns false at the end or on
-	// an error (see Err); after that, Next and Seek return false.
-	Next() bool
-	// Seek advances to the first sample with time >= t and reports whether
-	// there is one. It does not move if the current sample already has
-	// time >= t; it never moves backwards.
-	Seek(t millis) bool
-	// At returns the current sample. It is valid only after Next or Seek
-	// returned true.
+	// Next advances to the next sample and returns its type. It returns
+	// ValNone at the end or on an error (see Err); after that, Next and
+	// Seek return ValNone.
+	Next() ValueType
+	// Seek advances to the first sample with time >= t and returns its
+	// type, or ValNone if there is none. It does not move if the current
+	// sample already has time >= t; it never moves backwards.
+	Seek(t millis) ValueType
+	// At returns the current float sample.
 	At() (int64, float64)
+	// AtHistogram returns the current integer histogram sample. If h is
+	// not nil the sample is stored in it, reusing its slices, and h is
+	// returned; otherwise a new Histogram is allocated. The result must
+	// not be retained past the next call that passes it in again.
+	AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram)
+	// AtFloatHistogram returns the current histogram sample as a float
+	// histogram, converting an integer histogram sample. fh is reused as
+	// h is by AtHistogram.
+	AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram)
+	// AtT returns the current sample's time.
+	AtT() int64
 	// Err returns the error that stopped iteration, if any. Decode errors
 	// wrap ErrCorrupt.
 	Err() error
@@ -68,17 +90,24 @@ func NewNopIterator() Iterator { return nopIterator{} }
 
 type nopIterator struct{}
 
-func (nopIterator) Next() bool           { return false }
-func (nopIterator) Seek(millis) bool     { return false }
-func (nopIterator) At() (int64, float64) { return 0, 0 }
-func (nopIterator) Err() error           { return nil }
+func (nopIterator) Next() ValueType       { return ValNone }
+func (nopIterator) Seek(millis) ValueType { return ValNone }
+func (nopIterator) At() (int64, float64)  { return 0, 0 }
+func (nopIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	return 0, h
+}
+func (nopIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return 0, fh
+}
+func (nopIterator) AtT() int64 { return 0 }
+func (nopIterator) Err() error { return nil }
 
 // NewErrIterator returns an iterator over no samples whose Err returns err.
-func NewErrIterator(err error) Iterator { return errIterator{err: err} }
+func NewErrIterator(err error) Iterator { return errIterator{nopIterator{}, err} }
 
-type errIterator struct{ err error }
+type errIterator struct {
+	nopIterator
+	err error
+}
 
-func (errIterator) Next() bool           { return false }
-func (errIterator) Seek(millis) bool     { return false }
-func (errIterator) At() (int64, float64) { return 0, 0 }
-func (e errIterator) Err() error         { return e.err }
+func (e errIterator) Err() error { return e.err }

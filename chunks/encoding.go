@@ -45,9 +45,11 @@ func (e Encoding) String() string {
 // iterators read it in place, so the caller must not change it while they are
 // in use. Appender on such a chunk copies data first and never writes to it.
 //
-// An encoding other than EncXOR yields an error wrapping ErrUnknownEncoding;
-// data too short to hold the header yields one wrapping ErrCorrupt. The rest
-// of data is checked only as it is decoded.
+// EncXOR yields an *XORChunk, EncHistogram a *HistogramChunk and
+// EncFloatHistogram a *FloatHistogramChunk. Any other encoding yields an
+// error wrapping ErrUnknownEncoding; data too short to hold the header (or
+// a histogram header that cannot be valid) yields one wrapping ErrCorrupt.
+// The rest of data is checked only as it is decoded.
 func FromData(e Encoding, data []byte) (Chunk, error) {
 	switch e {
 	case EncXOR:
@@ -55,6 +57,19 @@ func FromData(e Encoding, data []byte) (Chunk, error) {
 			return nil, corruptAt(0, -1, "chunk shorter than its "+strconv.Itoa(headerSize)+"-byte header")
 		}
 		return &XORChunk{w: bitWriter{buf: data}, borrowed: true}, nil
+	case EncHistogram:
+		// Typed nil pointers must not become non-nil Chunks.
+		c, err := HistogramChunkFromData(data)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case EncFloatHistogram:
+		c, err := FloatHistogramChunkFromData(data)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownEncoding, uint8(e))
 }

@@ -57,12 +57,14 @@ func (c *FloatHistogramChunk) Compact() { c.compact() }
 // Iterator returns an iterator over the samples in the chunk now, reusing
 // reuse if it is not nil. It must not be called concurrently with an
 // append.
-func (c *FloatHistogramChunk) Iterator(reuse *FloatHistogramIterator) *FloatHistogramIterator {
-	if reuse == nil {
-		reuse = new(FloatHistogramIterator)
+// The iterator is a *FloatHistogramIterator; reuse is reused if it is one.
+func (c *FloatHistogramChunk) Iterator(reuse Iterator) Iterator {
+	it, ok := reuse.(*FloatHistogramIterator)
+	if !ok || it == nil {
+		it = new(FloatHistogramIterator)
 	}
-	reuse.Reset(c.w.buf)
-	return reuse
+	it.Reset(c.w.buf)
+	return it
 }
 
 // Appender returns an appender continuing the chunk; see
@@ -80,7 +82,7 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	}
 	var it FloatHistogramIterator
 	it.Reset(c.w.buf)
-	for it.Next() {
+	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
@@ -363,7 +365,7 @@ func (a *FloatHistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogr
 	var it FloatHistogramIterator
 	it.Reset(a.c.w.buf)
 	n := 0
-	for it.Next() {
+	for it.Next() != ValNone {
 		var old histogram.FloatHistogram
 		it.AtFloatHistogram(&old)
 		if !isStale(old.Sum) {

@@ -44,16 +44,17 @@ func (it *FloatHistogramIterator) Reset(b []byte) {
 	it.br.reset(b, histHeaderSize)
 }
 
-// Next advances to the next sample and reports whether there is one.
-func (it *FloatHistogramIterator) Next() bool {
+// Next advances to the next sample and returns ValFloatHistogram, or
+// ValNone at the end or on a decode error (see Err).
+func (it *FloatHistogramIterator) Next() ValueType {
 	if it.err != nil || it.read >= it.total {
-		return false
+		return ValNone
 	}
 	br := &it.br
 	if it.read == 0 {
 		if err := br.readLayout(&it.layout); err != nil {
 			it.err = err
-			return false
+			return ValNone
 		}
 		start := br.bitPos()
 		np, nn := numBuckets(it.layout.pSpans), numBuckets(it.layout.nSpans)
@@ -85,7 +86,7 @@ func (it *FloatHistogramIterator) Next() bool {
 			}
 		}
 		it.read++
-		return true
+		return ValFloatHistogram
 	}
 	start := br.bitPos()
 	tDod, ok := br.readVarbitInt()
@@ -109,24 +110,25 @@ func (it *FloatHistogramIterator) Next() bool {
 		}
 	}
 	it.read++
-	return true
+	return ValFloatHistogram
 }
 
 //go:noinline
-func (it *FloatHistogramIterator) fail(bitPos int, reason string) bool {
+func (it *FloatHistogramIterator) fail(bitPos int, reason string) ValueType {
 	it.err = corruptAt(bitPos/8, it.read, "float histogram chunk: "+reason)
-	return false
+	return ValNone
 }
 
-// Seek advances to the first sample with time >= t and reports whether
-// there is one. It does not move if the current sample qualifies.
-func (it *FloatHistogramIterator) Seek(t millis) bool {
+// Seek advances to the first sample with time >= t and returns
+// ValFloatHistogram, or ValNone if there is none. It does not move if the
+// current sample qualifies.
+func (it *FloatHistogramIterator) Seek(t millis) ValueType {
 	for it.read == 0 || it.t < t {
-		if !it.Next() {
-			return false
+		if it.Next() == ValNone {
+			return ValNone
 		}
 	}
-	return true
+	return ValFloatHistogram
 }
 
 // AtT returns the current sample's time.
@@ -135,7 +137,7 @@ func (it *FloatHistogramIterator) AtT() int64 { return it.t }
 // AtFloatHistogram stores the current sample in fh, reusing fh's slices,
 // and returns fh (a new FloatHistogram if fh is nil). A stale marker is
 // returned with only its Sum set.
-func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *histogram.FloatHistogram {
+func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
 	if fh == nil {
 		fh = new(histogram.FloatHistogram)
 	}
@@ -146,7 +148,7 @@ func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram)
 			PositiveBuckets: fh.PositiveBuckets[:0], NegativeBuckets: fh.NegativeBuckets[:0],
 			CustomValues: fh.CustomValues[:0],
 		}
-		return fh
+		return it.t, fh
 	}
 	fh.CounterResetHint = sampleHint(it.hdr, it.read-1)
 	fh.Schema = it.layout.schema
@@ -157,7 +159,7 @@ func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram)
 	fh.PositiveBuckets = appendFieldValues(fh.PositiveBuckets[:0], it.pBuckets)
 	fh.NegativeBuckets = appendFieldValues(fh.NegativeBuckets[:0], it.nBuckets)
 	fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
-	return fh
+	return it.t, fh
 }
 
 func appendFieldValues(dst []float64, fs []xorField) []float64 {
@@ -170,3 +172,15 @@ func appendFieldValues(dst []float64, fs []xorField) []float64 {
 // Err returns the error that stopped iteration, if any; decode errors wrap
 // ErrCorrupt.
 func (it *FloatHistogramIterator) Err() error { return it.err }
+
+// At panics: a float histogram chunk holds no floats.
+func (it *FloatHistogramIterator) At() (int64, float64) {
+	wrongType("At", ValFloatHistogram)
+	return 0, 0
+}
+
+// AtHistogram panics: a float histogram cannot be read as an integer one.
+func (it *FloatHistogramIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	wrongType("AtHistogram", ValFloatHistogram)
+	return 0, nil
+}

@@ -14,7 +14,9 @@ import (
 
 func mustAppender(t testing.TB, c Chunk) Appender {
 	t.Helper()
-	app, err := c.Appender()
+	xc, ok := c.(*XORChunk)
+	require.True(t, ok, "%T is not an XOR chunk", c)
+	app, err := xc.Appender()
 	require.NoError(t, err, "Appender")
 	return app
 }
@@ -52,7 +54,7 @@ var (
 	randomBits      = chunktest.RandomBits
 	genJumps        = chunktest.GenJumps
 	requireSamples  = chunktest.RequireSamples
-	collect         = chunktest.Collect
+	collect         = chunktest.Collect[ValueType]
 	samplesFromFuzz = chunktest.SamplesFromBytes
 )
 

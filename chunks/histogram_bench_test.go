@@ -50,13 +50,13 @@ func BenchmarkHistogramIterate(b *testing.B) {
 	for i := range ts {
 		_, c, a, _ = a.AppendHistogram(ts[i], hs[i])
 	}
-	var it *HistogramIterator
+	var it Iterator
 	var h histogram.Histogram
 	b.SetBytes(int64(len(c.Bytes())))
 	b.ReportAllocs()
 	for b.Loop() {
 		it = c.Iterator(it)
-		for it.Next() {
+		for it.Next() != ValNone {
 			it.AtHistogram(&h)
 		}
 	}
@@ -90,13 +90,13 @@ func BenchmarkFloatHistogramIterate(b *testing.B) {
 	for i := range ts {
 		_, c, a, _ = a.AppendFloatHistogram(ts[i], hs[i].ToFloat())
 	}
-	var it *FloatHistogramIterator
+	var it Iterator
 	var fh histogram.FloatHistogram
 	b.SetBytes(int64(len(c.Bytes())))
 	b.ReportAllocs()
 	for b.Loop() {
 		it = c.Iterator(it)
-		for it.Next() {
+		for it.Next() != ValNone {
 			it.AtFloatHistogram(&fh)
 		}
 	}

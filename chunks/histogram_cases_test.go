@@ -117,8 +117,9 @@ func TestHistogramAppendCases(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, res)
 			require.True(t, firstCopy.Equals(tc.h) && firstCopy.CounterResetHint == tc.h.CounterResetHint, "input changed")
-			checkAppend(t, res, c, nc, nc.CounterResetHeader(), tc.hdr, tc.wantLayout, func(it *HistogramIterator) []histogram.Span {
-				return it.AtHistogram(nil).PositiveSpans
+			checkAppend(t, res, c, nc, nc.CounterResetHeader(), tc.hdr, tc.wantLayout, func(it Iterator) []histogram.Span {
+				_, h := it.AtHistogram(nil)
+				return h.PositiveSpans
 			})
 
 			fc := NewFloatHistogramChunk()
@@ -137,8 +138,9 @@ func TestHistogramAppendCases(t *testing.T) {
 			}
 			if tc.wantLayout != nil {
 				it := nfc.Iterator(nil)
-				for it.Next() {
-					require.Equal(t, tc.wantLayout, it.AtFloatHistogram(nil).PositiveSpans, "float")
+				for it.Next() != ValNone {
+					_, fh := it.AtFloatHistogram(nil)
+					require.Equal(t, tc.wantLayout, fh.PositiveSpans, "float")
 				}
 				require.NoError(t, it.Err())
 			}
@@ -147,7 +149,7 @@ func TestHistogramAppendCases(t *testing.T) {
 }
 
 func checkAppend(t *testing.T, res HistogramAppendResult, old, nc *HistogramChunk, gotHdr, wantHdr histogram.CounterResetHint,
-	wantLayout []histogram.Span, spans func(*HistogramIterator) []histogram.Span) {
+	wantLayout []histogram.Span, spans func(Iterator) []histogram.Span) {
 	t.Helper()
 	switch res {
 	case AppendedInPlace:
@@ -164,7 +166,7 @@ func checkAppend(t *testing.T, res HistogramAppendResult, old, nc *HistogramChun
 	}
 	if wantLayout != nil {
 		it := nc.Iterator(nil)
-		for it.Next() {
+		for it.Next() != ValNone {
 			require.Equal(t, wantLayout, spans(it))
 		}
 		require.NoError(t, it.Err())
@@ -320,13 +322,13 @@ func TestHistogramIteratorReuseAndSeek(t *testing.T) {
 	c := hh.cur
 
 	it := c.Iterator(nil)
-	require.True(t, it.Seek(ts[10]))
+	require.Equal(t, ValHistogram, it.Seek(ts[10]))
 	require.Equal(t, ts[10], it.AtT())
-	require.True(t, it.Seek(ts[5]), "never moves back")
+	require.Equal(t, ValHistogram, it.Seek(ts[5]), "never moves back")
 	require.Equal(t, ts[10], it.AtT())
-	require.True(t, it.Seek(ts[20]-1))
+	require.Equal(t, ValHistogram, it.Seek(ts[20]-1))
 	require.Equal(t, ts[20], it.AtT())
-	require.False(t, it.Seek(ts[59]+1))
+	require.Equal(t, ValNone, it.Seek(ts[59]+1))
 	require.NoError(t, it.Err())
 
 	// A reused iterator and histogram give the same samples, and
@@ -335,18 +337,18 @@ func TestHistogramIteratorReuseAndSeek(t *testing.T) {
 	require.Same(t, it, it2)
 	var h histogram.Histogram
 	n := 0
-	for it2.Next() {
+	for it2.Next() != ValNone {
 		it2.AtHistogram(&h)
 		requireSameHistogram(t, hs[n], &h, "")
 		n++
 	}
 	require.Equal(t, 60, n)
 	it2 = c.Iterator(it2)
-	require.True(t, it2.Next())
+	require.Equal(t, ValHistogram, it2.Next())
 	it2.AtHistogram(&h)
 	allocs := testing.AllocsPerRun(20, func() {
 		it2 = c.Iterator(it2)
-		for it2.Next() {
+		for it2.Next() != ValNone {
 			it2.AtHistogram(&h)
 		}
 	})
@@ -361,12 +363,12 @@ func TestHistogramIteratorConcurrentAppend(t *testing.T) {
 	a, err := c.Appender()
 	require.NoError(t, err)
 	done := make(chan struct{})
-	its := make(chan *HistogramIterator, 200)
+	its := make(chan Iterator, 200)
 	go func() {
 		defer close(done)
 		for it := range its {
 			n := 0
-			for it.Next() {
+			for it.Next() != ValNone {
 				it.AtHistogram(nil)
 				n++
 			}

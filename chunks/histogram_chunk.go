@@ -67,12 +67,14 @@ func (c *HistogramChunk) Compact() { c.compact() }
 // Iterator returns an iterator over the samples in the chunk now. reuse may
 // be nil or an iterator to reset and return instead of allocating one. It
 // must not be called concurrently with an append.
-func (c *HistogramChunk) Iterator(reuse *HistogramIterator) *HistogramIterator {
-	if reuse == nil {
-		reuse = new(HistogramIterator)
+// The iterator is a *HistogramIterator; reuse is reused if it is one.
+func (c *HistogramChunk) Iterator(reuse Iterator) Iterator {
+	it, ok := reuse.(*HistogramIterator)
+	if !ok || it == nil {
+		it = new(HistogramIterator)
 	}
-	reuse.Reset(c.w.buf)
-	return reuse
+	it.Reset(c.w.buf)
+	return it
 }
 
 // Appender returns an appender that continues the chunk as if all its
@@ -91,7 +93,7 @@ func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	}
 	var it HistogramIterator
 	it.Reset(c.w.buf)
-	for it.Next() {
+	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
@@ -386,7 +388,7 @@ func (a *HistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Sp
 	it.Reset(a.c.w.buf)
 	var old histogram.Histogram
 	n := 0
-	for it.Next() {
+	for it.Next() != ValNone {
 		it.AtHistogram(&old)
 		if !isStale(old.Sum) {
 			old.PositiveSpans, old.NegativeSpans = pSpans, nSpans

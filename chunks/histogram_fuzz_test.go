@@ -51,8 +51,8 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 		it := c.Iterator(nil)
 		n := 0
 		var last *histogram.FloatHistogram
-		for it.Next() {
-			last = it.AtFloatHistogram(last)
+		for it.Next() != ValNone {
+			_, last = it.AtFloatHistogram(last)
 			n++
 		}
 		if it.Err() != nil {
@@ -88,8 +88,8 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 	it := c.Iterator(nil)
 	n := 0
 	var last *histogram.Histogram
-	for it.Next() {
-		last = it.AtHistogram(last)
+	for it.Next() != ValNone {
+		_, last = it.AtHistogram(last)
 		it.AtFloatHistogram(nil)
 		n++
 	}
@@ -166,8 +166,9 @@ func FuzzHistogramChunkRoundTrip(f *testing.F) {
 			_, err = rc.Appender()
 			require.NoError(t, err)
 			it := c.Iterator(nil)
-			for it.Next() {
-				requireSameHistogram(t, hs[i], it.AtHistogram(&h), "")
+			for it.Next() != ValNone {
+				_, got := it.AtHistogram(&h)
+				requireSameHistogram(t, hs[i], got, "")
 				i++
 			}
 			require.NoError(t, it.Err())
@@ -177,9 +178,9 @@ func FuzzHistogramChunkRoundTrip(f *testing.F) {
 		var fh histogram.FloatHistogram
 		for _, c := range fchunks {
 			it := c.Iterator(nil)
-			for it.Next() {
+			for it.Next() != ValNone {
 				want := hs[i].ToFloat()
-				got := it.AtFloatHistogram(&fh)
+				_, got := it.AtFloatHistogram(&fh)
 				require.Equal(t, ts[i], it.AtT())
 				if isStale(want.Sum) {
 					require.True(t, isStale(got.Sum))

@@ -53,11 +53,11 @@ func (it *HistogramIterator) Reset(b []byte) {
 	it.br.reset(b, histHeaderSize)
 }
 
-// Next advances to the next sample and reports whether there is one. It
-// returns false at the end or on a decode error (see Err).
-func (it *HistogramIterator) Next() bool {
+// Next advances to the next sample and returns ValHistogram, or ValNone at
+// the end or on a decode error (see Err).
+func (it *HistogramIterator) Next() ValueType {
 	if it.err != nil || it.read >= it.total {
-		return false
+		return ValNone
 	}
 	if it.read == 0 {
 		return it.nextFirst()
@@ -87,7 +87,7 @@ func (it *HistogramIterator) Next() bool {
 		}
 	}
 	it.read++
-	return true
+	return ValHistogram
 }
 
 func readBucketDods(br *bitReader, buckets, deltas []int64) bool {
@@ -102,11 +102,11 @@ func readBucketDods(br *bitReader, buckets, deltas []int64) bool {
 	return true
 }
 
-func (it *HistogramIterator) nextFirst() bool {
+func (it *HistogramIterator) nextFirst() ValueType {
 	br := &it.br
 	if err := br.readLayout(&it.layout); err != nil {
 		it.err = err
-		return false
+		return ValNone
 	}
 	start := br.bitPos()
 	np, nn := numBuckets(it.layout.pSpans), numBuckets(it.layout.nSpans)
@@ -134,7 +134,7 @@ func (it *HistogramIterator) nextFirst() bool {
 		}
 	}
 	it.read++
-	return true
+	return ValHistogram
 }
 
 // zeroed returns s resized to n zeros, reusing its array if large enough.
@@ -148,20 +148,21 @@ func zeroed[T any](s []T, n int) []T {
 }
 
 //go:noinline
-func (it *HistogramIterator) fail(bitPos int, reason string) bool {
+func (it *HistogramIterator) fail(bitPos int, reason string) ValueType {
 	it.err = corruptAt(bitPos/8, it.read, "histogram chunk: "+reason)
-	return false
+	return ValNone
 }
 
-// Seek advances to the first sample with time >= t and reports whether
-// there is one. It does not move if the current sample qualifies.
-func (it *HistogramIterator) Seek(t millis) bool {
+// Seek advances to the first sample with time >= t and returns
+// ValHistogram, or ValNone if there is none. It does not move if the
+// current sample qualifies.
+func (it *HistogramIterator) Seek(t millis) ValueType {
 	for it.read == 0 || it.t < t {
-		if !it.Next() {
-			return false
+		if it.Next() == ValNone {
+			return ValNone
 		}
 	}
-	return true
+	return ValHistogram
 }
 
 // AtT returns the current sample's time.
@@ -171,7 +172,7 @@ func (it *HistogramIterator) AtT() int64 { return it.t }
 // returns h (a new Histogram if h is nil). A stale marker is returned as a
 // Histogram with only its Sum set. The CounterResetHint is the one
 // Prometheus reports (see sampleHint).
-func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) *histogram.Histogram {
+func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
 	if h == nil {
 		h = new(histogram.Histogram)
 	}
@@ -182,7 +183,7 @@ func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) *histogram.Hist
 			PositiveBuckets: h.PositiveBuckets[:0], NegativeBuckets: h.NegativeBuckets[:0],
 			CustomValues: h.CustomValues[:0],
 		}
-		return h
+		return it.t, h
 	}
 	h.CounterResetHint = sampleHint(it.hdr, it.read-1)
 	h.Schema = it.layout.schema
@@ -193,13 +194,13 @@ func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) *histogram.Hist
 	h.PositiveBuckets = append(h.PositiveBuckets[:0], it.pBuckets...)
 	h.NegativeBuckets = append(h.NegativeBuckets[:0], it.nBuckets...)
 	h.CustomValues = append(h.CustomValues[:0], it.layout.customValues...)
-	return h
+	return it.t, h
 }
 
 // AtFloatHistogram stores the current sample, converted to float counts,
 // in fh, reusing fh's slices, and returns fh (a new FloatHistogram if fh is
 // nil).
-func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *histogram.FloatHistogram {
+func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
 	if fh == nil {
 		fh = new(histogram.FloatHistogram)
 	}
@@ -210,7 +211,7 @@ func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *his
 			PositiveBuckets: fh.PositiveBuckets[:0], NegativeBuckets: fh.NegativeBuckets[:0],
 			CustomValues: fh.CustomValues[:0],
 		}
-		return fh
+		return it.t, fh
 	}
 	fh.CounterResetHint = sampleHint(it.hdr, it.read-1)
 	fh.Schema = it.layout.schema
@@ -221,7 +222,7 @@ func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) *his
 	fh.PositiveBuckets = appendAbsolute(fh.PositiveBuckets[:0], it.pBuckets)
 	fh.NegativeBuckets = appendAbsolute(fh.NegativeBuckets[:0], it.nBuckets)
 	fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
-	return fh
+	return it.t, fh
 }
 
 // appendAbsolute appends the running sums of deltas to dst. It sums as
@@ -240,3 +241,9 @@ func appendAbsolute(dst []float64, deltas []int64) []float64 {
 // Err returns the error that stopped iteration, if any; decode errors wrap
 // ErrCorrupt.
 func (it *HistogramIterator) Err() error { return it.err }
+
+// At panics: a histogram chunk holds no floats.
+func (it *HistogramIterator) At() (int64, float64) {
+	wrongType("At", ValHistogram)
+	return 0, 0
+}

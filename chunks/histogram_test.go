@@ -102,18 +102,18 @@ func TestHistogramChunkRoundTrip(t *testing.T) {
 					hh.append(ts[i], hs[i])
 				}
 				i := 0
-				var it *HistogramIterator
+				var it Iterator
 				var got histogram.Histogram
 				for ci, c := range hh.chunks() {
 					it = c.Iterator(it)
-					for j := 0; it.Next(); j++ {
+					for j := 0; it.Next() != ValNone; j++ {
 						require.Less(t, i, len(ts))
 						require.Equal(t, ts[i], it.AtT())
 						it.AtHistogram(&got)
 						requireSameHistogram(t, hs[i], &got, fmt.Sprintf("seed %d sample %d", seed, i))
 						if !isStale(got.Sum) {
 							require.Equal(t, sampleHint(c.CounterResetHeader(), j), got.CounterResetHint)
-							fh := it.AtFloatHistogram(nil)
+							_, fh := it.AtFloatHistogram(nil)
 							require.True(t, got.ToFloat().Equals(fh))
 						}
 						i++

@@ -104,7 +104,7 @@ func (c *XORChunk) XORAppender() (*XORAppender, error) {
 	// for chunks read back from bytes.
 	var it xorIterator
 	it.reset(c.w.buf)
-	for it.Next() {
+	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err

@@ -94,7 +94,7 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 				mu.Unlock()
 
 				got := 0
-				for it.Next() {
+				for it.Next() != ValNone {
 					ts, v := it.At()
 					wt, wv := concSample(k*perChunk + got)
 					if ts != wt || math.Float64bits(v) != math.Float64bits(wv) {
@@ -118,7 +118,7 @@ func TestXORConcurrentAppendIterate(t *testing.T) {
 	for k, c := range chunks {
 		it := c.Iterator(nil)
 		j := 0
-		for it.Next() {
+		for it.Next() != ValNone {
 			ts, v := it.At()
 			wt, wv := concSample(k*perChunk + j)
 			require.True(t, ts == wt && math.Float64bits(v) == math.Float64bits(wv),

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+
+	"github.com/isotsdb/tsdb/histogram"
 )
 
 // xorIterator decodes an XORChunk. Everything it needs that an Append could
@@ -21,7 +23,7 @@ type xorIterator struct {
 	leading  uint8 // as XORAppender.leading
 	trailing uint8
 
-	done bool // Next returned false; sticky
+	done bool // Next returned ValNone; sticky
 	err  error
 }
 
@@ -54,31 +56,46 @@ func (it *xorIterator) resetTo(b []byte, total uint16, last byte) {
 // At returns the current sample.
 func (it *xorIterator) At() (int64, float64) { return it.t, math.Float64frombits(it.vbits) }
 
+// AtT returns the current sample's time.
+func (it *xorIterator) AtT() int64 { return it.t }
+
+// AtHistogram panics: an XOR chunk holds only floats.
+func (it *xorIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
+	wrongType("AtHistogram", ValFloat)
+	return 0, nil
+}
+
+// AtFloatHistogram panics: an XOR chunk holds only floats.
+func (it *xorIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	wrongType("AtFloatHistogram", ValFloat)
+	return 0, nil
+}
+
 // Err returns the decode error that stopped the iterator, if any.
 func (it *xorIterator) Err() error { return it.err }
 
 // Seek advances to the first sample with time >= t; see Iterator.Seek.
-func (it *xorIterator) Seek(t millis) bool {
+func (it *xorIterator) Seek(t millis) ValueType {
 	if it.done {
-		return false
+		return ValNone
 	}
 	for it.read == 0 || it.t < t {
-		if !it.Next() {
-			return false
+		if it.Next() == ValNone {
+			return ValNone
 		}
 	}
-	return true
+	return ValFloat
 }
 
 // Next advances to the next sample; see Iterator.Next. It does not allocate
 // unless it fails.
-func (it *xorIterator) Next() bool {
+func (it *xorIterator) Next() ValueType {
 	if it.done {
-		return false
+		return ValNone
 	}
 	if it.read == it.total {
 		it.done = true
-		return false
+		return ValNone
 	}
 	switch it.read {
 	case 0:
@@ -129,7 +146,7 @@ func (it *xorIterator) Next() bool {
 }
 
 // nextFirst decodes sample 0: varint time, 64 raw value bits.
-func (it *xorIterator) nextFirst() bool {
+func (it *xorIterator) nextFirst() ValueType {
 	start := it.br.bitPos()
 	u, reason := it.readUvarint()
 	if reason != "" {
@@ -146,11 +163,11 @@ func (it *xorIterator) nextFirst() bool {
 	}
 	it.t, it.vbits = t, v
 	it.read++
-	return true
+	return ValFloat
 }
 
 // nextSecond decodes sample 1: uvarint time delta, XOR value.
-func (it *xorIterator) nextSecond() bool {
+func (it *xorIterator) nextSecond() ValueType {
 	start := it.br.bitPos()
 	d, reason := it.readUvarint()
 	if reason != "" {
@@ -186,7 +203,7 @@ func (it *xorIterator) readUvarint() (uint64, string) {
 
 // nextValue decodes an XOR-encoded value (see XORAppender.writeValue) and
 // completes the sample.
-func (it *xorIterator) nextValue() bool {
+func (it *xorIterator) nextValue() ValueType {
 	br := &it.br
 	start := br.bitPos()
 	buf, n := br.peek(13)
@@ -197,7 +214,7 @@ func (it *xorIterator) nextValue() bool {
 		}
 		br.skip(1)
 		it.read++
-		return true
+		return ValFloat
 	case buf>>62 == 0b10: // reuse the window
 		if n < 2 {
 			return it.fail(start, "truncated value")
@@ -236,15 +253,15 @@ func (it *xorIterator) nextValue() bool {
 	}
 	it.vbits ^= x << it.trailing
 	it.read++
-	return true
+	return ValFloat
 }
 
 // fail records a corruption at bit position pos and ends the iteration.
 // Kept out of line: it is the cold path of every decode step.
 //
 //go:noinline
-func (it *xorIterator) fail(pos int, reason string) bool {
+func (it *xorIterator) fail(pos int, reason string) ValueType {
 	it.err = corruptAt(pos/8, int(it.read), reason)
 	it.done = true
-	return false
+	return ValNone
 }

@@ -30,7 +30,7 @@ func TestXORSnapshotWhileAppending(t *testing.T) {
 				mu.Unlock()
 				it := s.Iterator(nil)
 				i := 0
-				for it.Next() {
+				for it.Next() != ValNone {
 					ts, v := it.At()
 					if ts != int64(i)*1000 || math.Float64bits(v) != math.Float64bits(value(i)) {
 						t.Errorf("sample %d: got (%d, %v)", i, ts, v)
@@ -52,5 +52,5 @@ func TestXORSnapshotWhileAppending(t *testing.T) {
 	}
 	wg.Wait()
 	var zero XORSnapshot
-	require.False(t, zero.Iterator(nil).Next(), "zero snapshot has samples")
+	require.False(t, zero.Iterator(nil).Next() != ValNone, "zero snapshot has samples")
 }

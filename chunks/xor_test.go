@@ -109,9 +109,9 @@ func TestXORSeek(t *testing.T) {
 			for i, s := range tc.steps {
 				var ok bool
 				if s.seek {
-					ok = it.Seek(s.arg)
+					ok = it.Seek(s.arg) != ValNone
 				} else {
-					ok = it.Next()
+					ok = it.Next() != ValNone
 				}
 				require.Equal(t, s.ok, ok, "step %d", i)
 				if ok {
@@ -123,7 +123,7 @@ func TestXORSeek(t *testing.T) {
 		})
 	}
 	t.Run("empty chunk", func(t *testing.T) {
-		require.False(t, NewXORChunk().Iterator(nil).Seek(0), "Seek on empty chunk returned true")
+		require.False(t, NewXORChunk().Iterator(nil).Seek(0) != ValNone, "Seek on empty chunk returned true")
 	})
 }
 
@@ -193,7 +193,7 @@ func TestXORAppenderRejectsBadTail(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := FromData(EncXOR, tc.data)
 			require.NoError(t, err)
-			app, err := c.Appender()
+			app, err := c.(*XORChunk).Appender()
 			require.Nil(t, app, "got an appender")
 			requireCorrupt(t, err)
 		})
@@ -211,14 +211,14 @@ func TestXORCorrupt(t *testing.T) {
 			require.NoError(t, err)
 			it := c.Iterator(nil)
 			i := 0
-			for it.Next() {
+			for it.Next() != ValNone {
 				ts, v := it.At()
 				require.Equal(t, ss[i], testSample{T: ts, V: math.Float64bits(v)}, "len %d: sample %d", n, i)
 				i++
 			}
 			requireCorrupt(t, it.Err())
 			require.Less(t, i, len(ss), "len %d: decoded all samples from a truncated chunk", n)
-			require.False(t, it.Next() || it.Seek(math.MinInt64), "iterator moved after an error")
+			require.False(t, it.Next() != ValNone || it.Seek(math.MinInt64) != ValNone, "iterator moved after an error")
 		}
 	})
 
@@ -239,10 +239,10 @@ func TestXORCorrupt(t *testing.T) {
 			c, err := FromData(EncXOR, tc.data)
 			require.NoError(t, err)
 			it := c.Iterator(nil)
-			for it.Next() {
+			for it.Next() != ValNone {
 			}
 			requireCorrupt(t, it.Err())
-			_, err = c.Appender()
+			_, err = c.(*XORChunk).Appender()
 			requireCorrupt(t, err)
 		})
 	}
@@ -256,6 +256,10 @@ func TestFromData(t *testing.T) {
 		want error
 	}{
 		{"xor", EncXOR, []byte{0, 0}, nil},
+		{"histogram", EncHistogram, []byte{0, 0, 0}, nil},
+		{"float histogram", EncFloatHistogram, []byte{0, 0, 0}, nil},
+		{"short histogram", EncHistogram, []byte{0, 0}, ErrCorrupt},
+		{"short float histogram", EncFloatHistogram, nil, ErrCorrupt},
 		{"none", EncNone, []byte{0, 0}, ErrUnknownEncoding},
 		{"future", Encoding(7), []byte{0, 0}, ErrUnknownEncoding},
 		{"nil data", EncXOR, nil, ErrCorrupt},
@@ -290,7 +294,7 @@ func TestNopAndErrIterators(t *testing.T) {
 		err error
 	}{"nop": {NewNopIterator(), nil}, "err": {NewErrIterator(boom), boom}} {
 		t.Run(name, func(t *testing.T) {
-			require.False(t, tc.it.Next() || tc.it.Seek(math.MinInt64), "empty iterator advanced")
+			require.False(t, tc.it.Next() != ValNone || tc.it.Seek(math.MinInt64) != ValNone, "empty iterator advanced")
 			require.Equal(t, tc.err, tc.it.Err())
 			// Not reusable by a chunk, but accepted as reuse.
 			ss := []testSample{{T: 1, V: 2}}
@@ -304,7 +308,7 @@ func TestIteratorReuse(t *testing.T) {
 	b := encode(t, []testSample{{T: 10, V: 10}, {T: 20, V: 20}})
 	it := a.Iterator(nil)
 	for range 2 {
-		require.True(t, it.Next(), "short")
+		require.Equal(t, ValFloat, it.Next(), "short")
 	}
 	it2 := b.Iterator(it)
 	require.Same(t, it, it2, "iterator not reused")
@@ -312,7 +316,7 @@ func TestIteratorReuse(t *testing.T) {
 	// Reuse after an error clears the error.
 	bad, _ := FromData(EncXOR, []byte{0, 9})
 	it3 := bad.Iterator(it2)
-	for it3.Next() {
+	for it3.Next() != ValNone {
 	}
 	requireCorrupt(t, it3.Err())
 	requireSamples(t, []testSample{{T: 1, V: 1}, {T: 2, V: 2}, {T: 3, V: 3}}, collect(t, a.Iterator(it3)))
@@ -349,7 +353,7 @@ func TestXORMaxSamples(t *testing.T) {
 	require.Equal(t, MaxSamples, c.NumSamples())
 	it := c.Iterator(nil)
 	n := 0
-	for it.Next() {
+	for it.Next() != ValNone {
 		ts, v := it.At()
 		require.Equal(t, int64(n), ts, "sample %d", n)
 		require.Equal(t, float64(n%7), v, "sample %d", n)
@@ -362,7 +366,7 @@ func TestXORMaxSamples(t *testing.T) {
 func TestXORZeroValue(t *testing.T) {
 	var c XORChunk
 	require.Zero(t, c.NumSamples(), "zero chunk not empty")
-	require.False(t, c.Iterator(nil).Next(), "zero chunk not empty")
+	require.False(t, c.Iterator(nil).Next() != ValNone, "zero chunk not empty")
 	ss := []testSample{{T: 5, V: 5}, {T: 6, V: 6}}
 	appendAll(mustAppender(t, &c), ss)
 	requireSamples(t, ss, collect(t, c.Iterator(nil)))
@@ -387,9 +391,9 @@ func TestXORAllocs(t *testing.T) {
 	it := c2.Iterator(nil)
 	allocs = testing.AllocsPerRun(100, func() {
 		it = c2.Iterator(it)
-		for it.Next() {
+		for it.Next() != ValNone {
 		}
-		if it.Seek(math.MaxInt64) {
+		if it.Seek(math.MaxInt64) != ValNone {
 			panic("unexpected")
 		}
 	})

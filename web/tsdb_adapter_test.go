@@ -13,6 +13,7 @@ import (
 
 	tsdb "github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/check"
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -86,7 +87,7 @@ func countSamples(t *testing.T, db *tsdb.DB) map[string]int {
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		n := 0
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			n++
 		}
 		require.NoError(t, it.Err())

@@ -13,6 +13,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/isotsdb/tsdb/check"
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -118,8 +119,8 @@ func analyzeHead(ctx context.Context, dir string, stderr io.Writer) (*cardinalit
 		s := ss.At()
 		it := s.Iterator(nil)
 		first, last, n := int64(0), int64(0), 0
-		for it.Next() {
-			t, _ := it.At()
+		for it.Next() != chunks.ValNone {
+			t := it.AtT()
 			if n == 0 {
 				first = t
 			}

@@ -11,6 +11,7 @@ import (
 
 	tsdb "github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -74,17 +75,28 @@ func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet) error {
 	var (
 		it  chunks.Iterator
 		buf []byte
+		h   *histogram.Histogram
+		fh  *histogram.FloatHistogram
 	)
 	for ss.Next() {
 		s := ss.At()
 		prefix := s.Labels().String() + " "
 		it = s.Iterator(it)
-		for it.Next() {
-			t, v := it.At()
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
 			buf = append(buf[:0], prefix...)
-			buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+			switch vt {
+			case chunks.ValFloat:
+				_, v := it.At()
+				buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+			case chunks.ValHistogram:
+				_, h = it.AtHistogram(h)
+				buf = append(buf, h.String()...)
+			default:
+				_, fh = it.AtFloatHistogram(fh)
+				buf = append(buf, fh.String()...)
+			}
 			buf = append(buf, ' ')
-			buf = strconv.AppendInt(buf, t, 10)
+			buf = strconv.AppendInt(buf, it.AtT(), 10)
 			buf = append(buf, '\n')
 			if _, err := out.Write(buf); err != nil {
 				return err

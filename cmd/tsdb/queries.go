@@ -96,7 +96,7 @@ func selectAll(ctx context.Context, db *tsdb.DB, mint, maxt int64, ms []*labels.
 	for ss.Next() {
 		series++
 		it = ss.At().Iterator(it)
-		for it.Next() {
+		for it.Next() != chunks.ValNone {
 			samples++
 		}
 		if err := it.Err(); err != nil {

@@ -166,9 +166,11 @@ func (c *checkReader) read(ctx context.Context) (o readOutcome, err error) {
 	for ss.Next() {
 		c.it = ss.At().Iterator(c.it)
 		st, sv, ok := int64(noSample), 0.0, false
-		for c.it.Next() {
-			st, sv = c.it.At()
-			ok = true
+		for vt := c.it.Next(); vt != chunks.ValNone; vt = c.it.Next() {
+			st, sv, ok = c.it.AtT(), math.NaN(), true // a histogram is a wrong value
+			if vt == chunks.ValFloat {
+				st, sv = c.it.At()
+			}
 		}
 		if err := c.it.Err(); err != nil {
 			return o, err

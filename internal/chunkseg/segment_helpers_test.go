@@ -133,7 +133,9 @@ func encode(t testing.TB, ss []chunktest.Sample) *chunks.XORChunk {
 
 func mustAppender(t testing.TB, c chunks.Chunk) chunks.Appender {
 	t.Helper()
-	app, err := c.Appender()
+	xc, ok := c.(*chunks.XORChunk)
+	require.True(t, ok, "%T is not an XOR chunk", c)
+	app, err := xc.Appender()
 	require.NoError(t, err)
 	return app
 }

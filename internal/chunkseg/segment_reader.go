@@ -96,8 +96,8 @@ func checkSegmentHeader(name string, b []byte) error {
 // matches; a failure yields a *corrupt.Error naming the file and the
 // chunk's offset. A reference naming no file or pointing into a file's
 // header yields an error wrapping ErrInvalidRef. A record with an encoding
-// this package cannot decode yields an error wrapping chunks.ErrUnknownEncoding
-// (not corrupt.ErrCorrupt: it may come from a newer writer) that names the file and
+// chunks.FromData does not know is corrupt too: the error wraps both
+// corrupt.ErrCorrupt and chunks.ErrUnknownEncoding, and names the file and
 // offset. The samples themselves are checked only as they are iterated.
 func (r *SegmentReader) Chunk(ref uint64) (chunks.Chunk, error) {
 	if r.closed {
@@ -134,14 +134,10 @@ func (r *SegmentReader) Chunk(ref uint64) (chunks.Chunk, error) {
 	// Full slice expression: the chunk must not see (or append over) the
 	// CRC and the records after it.
 	c, err := chunks.FromData(enc, data[:len(data):len(data)])
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.Is(err, chunks.ErrUnknownEncoding):
-		return nil, fmt.Errorf("chunks: chunk at offset %d of segment file %s: %w", start, s.name, err)
-	default:
+	if err != nil {
 		return nil, corrupt.At(s.name, start, err)
 	}
+	return c, nil
 }
 
 // Size returns the total size in bytes of the segment files.

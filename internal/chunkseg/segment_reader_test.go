@@ -160,8 +160,10 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 		{"xor too short", seg(record(byte(chunks.EncXOR), []byte{0})), 8, corrupt.ErrCorrupt, 8, "header"},
 		{"xor empty", seg(record(byte(chunks.EncXOR), nil)), 8, corrupt.ErrCorrupt, 8, "header"},
 		{"second record bad", seg(good, good[:5]), BlockRef(0, uint32(8+len(good))), corrupt.ErrCorrupt, int64(8 + len(good)), "runs past"},
-		{"encoding none", seg(record(0, []byte{0, 0})), 8, chunks.ErrUnknownEncoding, 0, "offset 8"},
-		{"encoding histogram", seg(record(2, []byte{0, 0, 1})), 8, chunks.ErrUnknownEncoding, 0, "offset 8"},
+		{"encoding none", seg(record(0, []byte{0, 0})), 8, chunks.ErrUnknownEncoding, 8, "unknown chunk encoding: 0"},
+		{"encoding 99", seg(record(99, []byte{0, 0})), 8, chunks.ErrUnknownEncoding, 8, "unknown chunk encoding: 99"},
+		{"histogram bad flags", seg(record(byte(chunks.EncHistogram), []byte{0, 0, 1})), 8, corrupt.ErrCorrupt, 8, "flags"},
+		{"histogram too short", seg(record(byte(chunks.EncHistogram), []byte{0, 0})), 8, corrupt.ErrCorrupt, 8, "header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rd := openReader(t, memFSWith(t, tc.file))
@@ -173,8 +175,8 @@ func TestSegmentReaderBadRecords(t *testing.T) {
 			case corrupt.ErrCorrupt:
 				requireCorruption(t, err, segName(1), tc.off)
 			case chunks.ErrUnknownEncoding:
-				require.NotErrorIs(t, err, corrupt.ErrCorrupt)
-				require.Contains(t, err.Error(), segName(1))
+				// Unknown encodings are corrupt, never skipped.
+				requireCorruption(t, err, segName(1), tc.off)
 			default:
 				require.NotErrorIs(t, err, corrupt.ErrCorrupt)
 			}
@@ -268,7 +270,7 @@ func TestSegmentReaderConcurrent(t *testing.T) {
 				}
 				it = c.Iterator(it)
 				n := 0
-				for it.Next() {
+				for it.Next() != chunks.ValNone {
 					n++
 				}
 				if it.Err() != nil || n != m.Chunk.NumSamples() {

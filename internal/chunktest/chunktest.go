@@ -150,18 +150,29 @@ func AppendAll(app interface{ Append(int64, float64) }, ss []Sample) {
 	}
 }
 
-// Iterator is the part of chunks.Iterator that Collect uses.
-type Iterator interface {
-	Next() bool
+// Iterator is the part of chunks.Iterator that Collect uses. V is
+// chunks.ValueType, which this package cannot name.
+type Iterator[V ~uint8] interface {
+	Next() V
 	At() (int64, float64)
 	Err() error
 }
 
-// Collect drains it, failing the test on an iteration error.
-func Collect(t testing.TB, it Iterator) []Sample {
+// valFloat is chunks.ValFloat; valNone is chunks.ValNone.
+const (
+	valNone  = 0
+	valFloat = 1
+)
+
+// Collect drains it, failing the test on an iteration error or on a sample
+// that is not a float.
+func Collect[V ~uint8](t testing.TB, it Iterator[V]) []Sample {
 	t.Helper()
 	var out []Sample
-	for it.Next() {
+	for vt := it.Next(); vt != valNone; vt = it.Next() {
+		if vt != valFloat {
+			t.Fatalf("sample %d has value type %d, not float", len(out), vt)
+		}
 		ts, v := it.At()
 		out = append(out, Sample{ts, math.Float64bits(v)})
 	}

@@ -79,7 +79,7 @@ func (s *isoStore) query(q *query, mint, maxt int64) (series, samples int, err e
 	for ss.Next() {
 		series++
 		s.it = ss.At().Iterator(s.it)
-		for s.it.Next() {
+		for s.it.Next() == chunks.ValFloat {
 			_, v := s.it.At()
 			sum += v
 			samples++

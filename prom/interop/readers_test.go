@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -12,12 +13,23 @@ import (
 
 	"github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/chunks"
+	promstorage "github.com/isotsdb/tsdb/prom/storage"
 )
 
 // readResult is what a querier returned for one selection.
 type readResult struct {
 	series []series // float samples; series without any are kept
-	hists  int      // native histogram samples seen (Prometheus only)
+	hists  int      // native histogram samples seen
+	// histSamples lists the histogram samples as "labels type time
+	// histogram", the histogram in isotsdb's String form (Prometheus's are
+	// converted with promstorage.FromProm*), in Select order.
+	histSamples []string
+	histTimes   []int64 // the time of each of histSamples
+}
+
+// histLine is one entry of readResult.histSamples.
+func histLine(lset labels.Labels, vt string, t int64, h fmt.Stringer) string {
+	return fmt.Sprintf("%s %s %d %s", lset, vt, t, h)
 }
 
 // readIsotsdb selects ms over [mint, maxt] with an isotsdb querier.
@@ -34,9 +46,24 @@ func readIsotsdb(t *testing.T, db *tsdb.DB, mint, maxt int64, ms []*labels.Match
 	for ss.Next() {
 		s := series{lset: fromOurLabels(ss.At().Labels())}
 		it = ss.At().Iterator(it)
-		for it.Next() {
-			ts, v := it.At()
-			s.samples = append(s.samples, sample{t: ts, v: math.Float64bits(v)})
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+			switch vt {
+			case chunks.ValFloat:
+				ts, v := it.At()
+				s.samples = append(s.samples, sample{t: ts, v: math.Float64bits(v)})
+			case chunks.ValHistogram:
+				ts, h := it.AtHistogram(nil)
+				out.hists++
+				out.histTimes = append(out.histTimes, ts)
+				out.histSamples = append(out.histSamples, histLine(s.lset, vt.String(), ts, h))
+			case chunks.ValFloatHistogram:
+				ts, fh := it.AtFloatHistogram(nil)
+				out.hists++
+				out.histTimes = append(out.histTimes, ts)
+				out.histSamples = append(out.histSamples, histLine(s.lset, vt.String(), ts, fh))
+			default:
+				require.Failf(t, "unexpected value type", "isotsdb iterator of %s: %v", s.lset, vt)
+			}
 		}
 		require.NoError(t, it.Err(), "isotsdb iterator of %s", s.lset)
 		out.series = append(out.series, s)
@@ -62,8 +89,16 @@ func readPrometheus(t *testing.T, q storage.Querier, ms []*labels.Matcher) readR
 			case chunkenc.ValFloat:
 				ts, v := it.At()
 				s.samples = append(s.samples, sample{t: ts, v: math.Float64bits(v)})
-			case chunkenc.ValHistogram, chunkenc.ValFloatHistogram:
+			case chunkenc.ValHistogram:
+				ts, h := it.AtHistogram(nil)
 				out.hists++
+				out.histTimes = append(out.histTimes, ts)
+				out.histSamples = append(out.histSamples, histLine(s.lset, vt.String(), ts, promstorage.FromPromHistogram(h)))
+			case chunkenc.ValFloatHistogram:
+				ts, fh := it.AtFloatHistogram(nil)
+				out.hists++
+				out.histTimes = append(out.histTimes, ts)
+				out.histSamples = append(out.histSamples, histLine(s.lset, vt.String(), ts, promstorage.FromPromFloatHistogram(fh)))
 			default:
 				require.Failf(t, "unexpected value type", "Prometheus iterator of %s: %v", s.lset, vt)
 			}

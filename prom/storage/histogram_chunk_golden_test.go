@@ -201,8 +201,8 @@ func requireSameDecoding(t testing.TB, b []byte, float bool) {
 	pc, err := chunkenc.FromData(enc, b)
 	require.NoError(t, err)
 	pit := pc.Iterator(nil)
-	var oi *chunks.HistogramIterator
-	var of *chunks.FloatHistogramIterator
+	var oi chunks.Iterator
+	var of chunks.Iterator
 	if float {
 		c, err := chunks.FloatHistogramChunkFromData(b)
 		require.NoError(t, err)
@@ -216,14 +216,14 @@ func requireSameDecoding(t testing.TB, b []byte, float bool) {
 	var fh histogram.FloatHistogram
 	for i := 0; ; i++ {
 		vt := pit.Next()
-		var ok bool
+		var got chunks.ValueType
 		if float {
-			ok = of.Next()
+			got = of.Next()
 		} else {
-			ok = oi.Next()
+			got = oi.Next()
 		}
-		require.Equal(t, vt != chunkenc.ValNone, ok, "sample %d", i)
-		if !ok {
+		require.Equal(t, vt.String(), got.String(), "sample %d", i)
+		if got == chunks.ValNone {
 			break
 		}
 		msg := fmt.Sprintf("sample %d", i)
@@ -241,7 +241,8 @@ func requireSameDecoding(t testing.TB, b []byte, float bool) {
 		want := promstorage.FromPromHistogram(ph)
 		require.True(t, sameDecoded(want, &h), "%s: want %#v got %#v", msg, want, &h)
 		_, pfh := pit.AtFloatHistogram(nil)
-		require.True(t, sameFloatDecoded(promstorage.FromPromFloatHistogram(pfh), oi.AtFloatHistogram(&fh)), msg)
+		_, gotFH := oi.AtFloatHistogram(&fh)
+		require.True(t, sameFloatDecoded(promstorage.FromPromFloatHistogram(pfh), gotFH), msg)
 	}
 	require.NoError(t, pit.Err())
 	if float {
@@ -407,7 +408,7 @@ func FuzzHistogramChunkDecodeParity(f *testing.F) {
 				return
 			}
 			it := c.Iterator(nil)
-			for it.Next() {
+			for it.Next() != chunks.ValNone {
 				n++
 			}
 			if it.Err() != nil {
@@ -419,7 +420,7 @@ func FuzzHistogramChunkDecodeParity(f *testing.F) {
 				return
 			}
 			it := c.Iterator(nil)
-			for it.Next() {
+			for it.Next() != chunks.ValNone {
 				n++
 			}
 			if it.Err() != nil {

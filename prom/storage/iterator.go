@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/isotsdb/tsdb/chunks"
+	ihistogram "github.com/isotsdb/tsdb/histogram"
 )
 
 // millis is a time in milliseconds, int64 itself (an alias). Seek spells
@@ -13,37 +14,47 @@ import (
 type millis = int64
 
 // iterator presents an isotsdb sample iterator as a Prometheus
-// chunkenc.Iterator, restricted to [mint, maxt] (inclusive). It only ever
-// reports ValFloat or ValNone.
+// chunkenc.Iterator, restricted to [mint, maxt] (inclusive). Value types
+// map one to one (chunks.ValueType has chunkenc's values); histograms are
+// converted with ToPromHistogram and ToPromFloatHistogram.
 //
 // Invariants: until the first Next or Seek, started is false and the inner
 // iterator has not moved. Once done is set, every Next and Seek returns
-// ValNone. While positioned (started && !done), t and v hold the current
-// sample and mint <= t <= maxt.
+// ValNone. While positioned (started && !done), vt is the current sample's
+// type, t its time, v its value if it is a float, and mint <= t <= maxt.
 type iterator struct {
 	it         chunks.Iterator
 	mint, maxt int64
 	started    bool
 	done       bool
+	vt         chunks.ValueType
 	t          int64
 	v          float64
+
+	h  *ihistogram.Histogram // scratch for AtHistogram
+	fh *ihistogram.FloatHistogram
 }
 
 // reset points the iterator at it, clipped to [mint, maxt].
 func (i *iterator) reset(it chunks.Iterator, mint, maxt int64) {
-	*i = iterator{it: it, mint: mint, maxt: maxt}
+	*i = iterator{it: it, mint: mint, maxt: maxt, h: i.h, fh: i.fh}
 }
 
 // settle records where the inner iterator stopped after a move that
-// reported ok.
-func (i *iterator) settle(ok bool) chunkenc.ValueType {
-	if ok {
-		i.t, i.v = i.it.At()
+// returned vt.
+func (i *iterator) settle(vt chunks.ValueType) chunkenc.ValueType {
+	if vt != chunks.ValNone {
+		if vt == chunks.ValFloat {
+			i.t, i.v = i.it.At()
+		} else {
+			i.t = i.it.AtT()
+		}
 		if i.t <= i.maxt {
-			return chunkenc.ValFloat
+			i.vt = vt
+			return chunkenc.ValueType(vt)
 		}
 	}
-	i.done = true
+	i.done, i.vt = true, chunks.ValNone
 	return chunkenc.ValNone
 }
 
@@ -68,7 +79,7 @@ func (i *iterator) Seek(t millis) chunkenc.ValueType {
 		return chunkenc.ValNone
 	}
 	if i.started && i.t >= t {
-		return chunkenc.ValFloat
+		return chunkenc.ValueType(i.vt)
 	}
 	i.started = true
 	return i.settle(i.it.Seek(max(t, i.mint)))
@@ -77,16 +88,28 @@ func (i *iterator) Seek(t millis) chunkenc.ValueType {
 // At implements chunkenc.Iterator.
 func (i *iterator) At() (int64, float64) { return i.t, i.v }
 
-// AtHistogram implements chunkenc.Iterator. isotsdb holds no histograms, so
-// it is never called after Next or Seek reported a value; it returns the
-// current time and no histogram.
-func (i *iterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
-	return i.t, nil
+// AtHistogram implements chunkenc.Iterator. The sample is converted from
+// isotsdb's histogram; if h is not nil it is copied into h.
+func (i *iterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	_, i.h = i.it.AtHistogram(i.h)
+	ph := ToPromHistogram(i.h)
+	if h == nil {
+		return i.t, ph
+	}
+	ph.CopyTo(h)
+	return i.t, h
 }
 
-// AtFloatHistogram implements chunkenc.Iterator, like AtHistogram.
-func (i *iterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	return i.t, nil
+// AtFloatHistogram implements chunkenc.Iterator, like AtHistogram; an
+// integer histogram sample is converted to a float one.
+func (i *iterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	_, i.fh = i.it.AtFloatHistogram(i.fh)
+	pfh := ToPromFloatHistogram(i.fh)
+	if fh == nil {
+		return i.t, pfh
+	}
+	pfh.CopyTo(fh)
+	return i.t, fh
 }
 
 // AtT implements chunkenc.Iterator.

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/tsdb/chunks"
 	"github.com/stretchr/testify/require"
+
+	ichunks "github.com/isotsdb/tsdb/chunks"
 )
 
 // fsample is a float sample as Prometheus's chunks.Sample.
@@ -113,11 +115,14 @@ func TestIteratorScripts(t *testing.T) {
 			it := ss.At().Iterator(nil)
 			require.Equal(t, tc.want, runScript(it, tc.ops))
 			require.NoError(t, it.Err())
-			// The histogram accessors exist but hold nothing.
-			_, h := it.AtHistogram(nil)
-			require.Nil(t, h)
-			_, fh := it.AtFloatHistogram(nil)
-			require.Nil(t, fh)
+			// As in Prometheus, the histogram accessors panic on a float
+			// sample.
+			if len(tc.want) > 0 && tc.want[0].vt == chunkenc.ValFloat {
+				it := ss.At().Iterator(nil)
+				require.Equal(t, chunkenc.ValFloat, runScript(it, tc.ops[:1])[0].vt)
+				require.Panics(t, func() { it.AtHistogram(nil) })
+				require.Panics(t, func() { it.AtFloatHistogram(nil) })
+			}
 		})
 	}
 }
@@ -202,5 +207,19 @@ func TestIteratorMatchesPrometheus(t *testing.T) {
 
 		exp := runScript(storage.NewListSeriesIterator(chunks.SampleSlice(want)), ops)
 		require.Equal(t, exp, got, "round %d: series %d, range [%d, %d], ops %v", round, i, mint, maxt, ops)
+	}
+}
+
+// TestValueTypesMatchPrometheus pins the one-to-one conversion the
+// iterator does from chunks.ValueType to chunkenc.ValueType.
+func TestValueTypesMatchPrometheus(t *testing.T) {
+	for ours, theirs := range map[ichunks.ValueType]chunkenc.ValueType{
+		ichunks.ValNone:           chunkenc.ValNone,
+		ichunks.ValFloat:          chunkenc.ValFloat,
+		ichunks.ValHistogram:      chunkenc.ValHistogram,
+		ichunks.ValFloatHistogram: chunkenc.ValFloatHistogram,
+	} {
+		require.Equal(t, theirs, chunkenc.ValueType(ours))
+		require.Equal(t, theirs.String(), ours.String())
 	}
 }
