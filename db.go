@@ -19,6 +19,7 @@ import (
 
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -616,6 +617,9 @@ func (m *ctxMutex) unlock() {
 type closedAppender struct{ err error }
 
 func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
+	return 0, a.err
+}
+func (a closedAppender) AppendHistogram(SeriesRef, labels.Labels, int64, *histogram.Histogram, *histogram.FloatHistogram) (SeriesRef, error) {
 	return 0, a.err
 }
 func (a closedAppender) Commit() error   { return a.err }
