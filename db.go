@@ -17,9 +17,9 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
-	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )

@@ -408,7 +408,7 @@ type replayer struct {
 	groupLeft int
 	groupSeg  int
 	groupOff  int64
-	wg      sync.WaitGroup
+	wg        sync.WaitGroup
 	// dups maps a series ref that a record defined again under other
 	// labels-identical ref to the ref the head uses.
 	dups map[uint64]uint64
