@@ -17,6 +17,7 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
 	"github.com/isotsdb/tsdb/labels"
@@ -616,6 +617,9 @@ func (m *ctxMutex) unlock() {
 type closedAppender struct{ err error }
 
 func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (SeriesRef, error) {
+	return 0, a.err
+}
+func (a closedAppender) AppendHistogram(SeriesRef, labels.Labels, int64, *histogram.Histogram, *histogram.FloatHistogram) (SeriesRef, error) {
 	return 0, a.err
 }
 func (a closedAppender) Commit() error   { return a.err }

@@ -300,8 +300,11 @@ type memSeries struct {
 	// dropping the lock. The last one is open: readers copy it under mu.
 	// Truncation must replace the slice, never rewrite it in place.
 	chunks []memChunk
-	app    *chunks.XORAppender // appends to the open chunk; nil if none
+	app    *chunks.XORAppender // appends to the open chunk if it is XOR; nil otherwise
 	nextAt int64               // the open chunk is closed at this time
+	// hist is the state of histogram appends, allocated with the series'
+	// first histogram sample so that float-only series do not pay for it.
+	hist *histState
 
 	total uint64 // samples ever appended; index of the next sample
 	lastT int64  // time of the newest sample; math.MinInt64 if none
@@ -327,9 +330,10 @@ type memSeries struct {
 	walLogged atomic.Bool
 }
 
-// memChunk is one chunk of a head series with its time range.
+// memChunk is one chunk of a head series with its time range: an XOR
+// chunk, or a histogram or float-histogram chunk.
 type memChunk struct {
-	chunk            *chunks.XORChunk
+	chunk            chunks.Chunk
 	minTime, maxTime int64
 }
 
@@ -337,45 +341,59 @@ func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
 	return &memSeries{ref: ref, lset: lset, lastT: math.MinInt64, nextAt: math.MinInt64}
 }
 
-// appendableLocked checks whether (t, v) can follow the series' newest
-// sample and the newest sample pending in app. It returns errNoop for a
-// re-append of the newest sample with identical value bits. Requires s.mu
-// held.
-func (s *memSeries) appendableLocked(app *appendBatch, t int64, v float64) error {
+// appendableLocked checks whether p can follow the series' newest sample
+// and the newest sample pending in app. It returns errNoop for a re-append
+// of the newest sample with an identical value (the same float bits, or an
+// equal histogram of the same kind). Requires s.mu held.
+func (s *memSeries) appendableLocked(app *appendBatch, p *pendingSample) error {
 	if s.pendingApp == app {
-		p := &app.samples[s.pendingIdx]
-		return sampleOrder(t, v, p.t, math.Float64bits(p.v))
+		q := &app.samples[s.pendingIdx]
+		switch {
+		case p.t > q.t:
+			return nil
+		case p.t < q.t:
+			return ErrOutOfOrderSample
+		}
+		return sameTimeOrder(p, q)
 	}
-	if t > s.lastT {
+	if p.t > s.lastT {
 		return nil
 	}
-	return sampleOrder(t, v, s.lastT, s.lastValueBits())
+	if p.t < s.lastT {
+		return ErrOutOfOrderSample
+	}
+	return sameTimeOrder(p, s.lastSample())
 }
 
-// lastValueBits returns the value bits of the newest sample. The caller
-// holds s.mu.
-func (s *memSeries) lastValueBits() uint64 {
-	if s.app == nil {
+// lastSample returns the newest sample as a pendingSample (its series field
+// unset). Requires s.mu held.
+func (s *memSeries) lastSample() *pendingSample {
+	last := &pendingSample{t: s.lastT}
+	switch {
+	case s.hist != nil && (s.hist.lastH != nil || s.hist.lastFH != nil):
+		last.h, last.fh = s.hist.lastH, s.hist.lastFH
+	case s.app == nil:
 		// No open chunk: the newest sample was truncated away, and
 		// anything at its time is out of bounds anyway.
-		return math.Float64bits(math.NaN())
+		last.v = math.NaN()
+	default:
+		last.v = math.Float64frombits(s.app.LastValueBits())
 	}
-	return s.app.LastValueBits()
+	return last
 }
 
-// sampleOrder tells whether (t, v) can follow a sample (lastT, lastV bits):
-// nil, ErrOutOfOrderSample, ErrDuplicateSampleForTimestamp or errNoop.
-func sampleOrder(t int64, v float64, lastT int64, lastV uint64) error {
+// sameTimeOrder tells whether p can follow q, a sample at the same time:
+// errNoop if it is the same sample (the same float bits, or an equal
+// histogram of the same kind), else ErrDuplicateSampleForTimestamp. A
+// float and a histogram at one time are duplicates, as in Prometheus.
+func sameTimeOrder(p, q *pendingSample) error {
 	switch {
-	case t > lastT:
-		return nil
-	case t < lastT:
-		return ErrOutOfOrderSample
-	case math.Float64bits(v) == lastV:
+	case p.h != nil && q.h != nil && p.h.Equals(q.h),
+		p.fh != nil && q.fh != nil && p.fh.Equals(q.fh),
+		p.h == nil && p.fh == nil && q.h == nil && q.fh == nil && math.Float64bits(p.v) == math.Float64bits(q.v):
 		return errNoop
-	default:
-		return ErrDuplicateSampleForTimestamp
 	}
+	return ErrDuplicateSampleForTimestamp
 }
 
 // appendLocked adds a committed sample to the series. id is the commit's
@@ -386,43 +404,71 @@ func sampleOrder(t int64, v float64, lastT int64, lastV uint64) error {
 // Requires s.mu held; takes no lock.
 func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark uint64) (reason string) {
 	if t <= s.lastT {
-		switch {
-		case t < s.lastT:
-			return reasonOutOfOrder
-		case math.Float64bits(v) == s.lastValueBits():
-			return "" // identical sample: nothing to do, nothing lost
-		default:
-			return reasonDuplicate
-		}
+		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
 	}
-	if s.app == nil || t >= s.nextAt || s.chunks[len(s.chunks)-1].chunk.NumSamples() >= h.samplesPerChunk {
+	if s.app == nil || t >= s.nextAt || s.app.NumSamples() >= h.samplesPerChunk {
 		s.cutChunkLocked(h, t)
 	}
 	s.app.Append(t, v)
+	if s.hist != nil {
+		s.hist.lastH, s.hist.lastFH = nil, nil
+	}
+	s.appendedLocked(h, t, id, lowWatermark)
+	return ""
+}
+
+// appendedBeforeLocked returns why p, a committed sample no later than the
+// series' newest, cannot be appended: "" if it is the newest sample again
+// (nothing to do, nothing lost), else the reason it is dropped. Requires
+// s.mu held.
+func (s *memSeries) appendedBeforeLocked(p *pendingSample) (reason string) {
+	if p.t < s.lastT {
+		return reasonOutOfOrder
+	}
+	if sameTimeOrder(p, s.lastSample()) == errNoop {
+		return ""
+	}
+	return reasonDuplicate
+}
+
+// appendedLocked records a sample at t, just written to the open chunk:
+// the chunk's range, the series' newest time and sample count, and the
+// commit's write ID. Requires s.mu held.
+func (s *memSeries) appendedLocked(h *head, t int64, id, lowWatermark uint64) {
 	s.chunks[len(s.chunks)-1].maxTime = t
 	s.lastT = t
 	s.total++
 	if h.isolationOn && !s.txs.tryPushInline(id, lowWatermark) {
 		s.txs.pushSlow(id, lowWatermark)
 	}
-	return ""
 }
 
 // cutChunkLocked closes the open chunk and opens a new one starting at t.
 // Chunks never straddle a block-range boundary, so that cutting blocks
 // from the head never splits a chunk. Requires s.mu held.
 func (s *memSeries) cutChunkLocked(h *head, t int64) {
-	if n := len(s.chunks); n > 0 {
-		s.chunks[n-1].chunk.Compact()
-	}
 	c := chunks.NewXORChunk()
 	app, err := c.XORAppender()
 	if err != nil {
 		// A new, empty XOR chunk always has an appender.
 		panic(fmt.Sprintf("tsdb: appender of new chunk: %v", err))
 	}
-	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
-	h.metrics.chunks.Inc()
+	s.openChunkLocked(h, c, t)
 	s.app = app
 	s.nextAt = rangeEnd(t, h.chunkRange)
+}
+
+// openChunkLocked closes the open chunk, if any, and makes c, which starts
+// at t, the open chunk; every appender is then stale, and the caller sets
+// the one for c. Requires s.mu held.
+func (s *memSeries) openChunkLocked(h *head, c chunks.Chunk, t int64) {
+	if n := len(s.chunks); n > 0 {
+		s.chunks[n-1].chunk.Compact()
+	}
+	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
+	h.metrics.chunks.Inc()
+	s.app = nil
+	if s.hist != nil {
+		s.hist.happ, s.hist.fapp = nil, nil
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -23,6 +24,15 @@ type Appender interface {
 	// A rejected sample (see the Err... values) is not buffered and affects
 	// nothing else in the transaction.
 	Append(ref SeriesRef, l labels.Labels, t int64, v float64) (SeriesRef, error)
+	// AppendHistogram buffers a native histogram sample: exactly one of h
+	// (an integer histogram) and fh (a float histogram) must be set. The
+	// ref and error contract is Append's; an invalid histogram is rejected
+	// with an error wrapping ErrInvalidSample and the precise reason from
+	// the histogram package (errors.Is works for both). A float and a
+	// histogram at the same time in one series are duplicates. The
+	// histogram is not copied: the caller must not modify it after the
+	// call.
+	AppendHistogram(ref SeriesRef, l labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
 	// Commit makes all buffered samples visible at once.
 	Commit() error
 	// Rollback discards all buffered samples.
@@ -33,12 +43,18 @@ type Appender interface {
 // bits: accepted, and nothing to do.
 var errNoop = errors.New("tsdb: sample already present")
 
-// pendingSample is a sample buffered by an Appender.
+// pendingSample is a sample buffered by an Appender: a float v, or the
+// integer histogram h, or the float histogram fh.
 type pendingSample struct {
-	s *memSeries
-	t int64
-	v float64
+	s  *memSeries
+	t  int64
+	v  float64
+	h  *histogram.Histogram
+	fh *histogram.FloatHistogram
 }
+
+// isFloat reports whether p is a float sample.
+func (p *pendingSample) isFloat() bool { return p.h == nil && p.fh == nil }
 
 // appendBatch is what the head knows of an open Appender: its buffered
 // samples. Series point at it (memSeries.pendingApp), so it must never
@@ -93,6 +109,32 @@ func (h *head) appender() *headAppender {
 
 // Append implements Appender.
 func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v float64) (SeriesRef, error) {
+	return a.add(ref, lset, pendingSample{t: t, v: v})
+}
+
+// AppendHistogram implements Appender.
+func (a *headAppender) AppendHistogram(ref SeriesRef, lset labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error) {
+	var err error
+	switch {
+	case a.done:
+		return 0, ErrAppenderClosed
+	case (h == nil) == (fh == nil):
+		err = errors.New("exactly one of the integer and the float histogram must be given")
+	case h != nil:
+		err = h.Validate()
+	default:
+		err = fh.Validate()
+	}
+	if err != nil {
+		a.head.metrics.invalid.Inc()
+		return 0, fmt.Errorf("%w: histogram at %d for %s: %w", ErrInvalidSample, t, lset, err)
+	}
+	return a.add(ref, lset, pendingSample{t: t, h: h, fh: fh})
+}
+
+// add buffers p (its series field unset) for the series ref or lset.
+func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (SeriesRef, error) {
+	t := p.t
 	if a.done {
 		return 0, ErrAppenderClosed
 	}
@@ -138,7 +180,7 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 		s.mu.Unlock()
 		s = nil
 	}
-	err = s.appendableLocked(b, t, v)
+	err = s.appendableLocked(b, &p)
 	if err == nil {
 		s.pendingApp, s.pendingIdx = b, int32(len(b.samples))
 		s.pending++
@@ -159,7 +201,8 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	if !a.tracked {
 		a.track()
 	}
-	b.samples = append(b.samples, pendingSample{s: s, t: t, v: v})
+	p.s = s
+	b.samples = append(b.samples, p)
 	return s.ref, nil
 }
 
@@ -274,8 +317,12 @@ func (a *headAppender) Commit() error {
 		s := p.s
 		s.mu.Lock()
 		reason := reasonOutOfBounds
-		if p.t >= minValid {
+		switch {
+		case p.t < minValid:
+		case p.isFloat():
 			reason = s.appendLocked(h, p.t, p.v, id, lowWatermark)
+		default:
+			reason = s.appendHistogramLocked(h, p.t, p.h, p.fh, id, lowWatermark)
 		}
 		if s.pendingApp == b {
 			s.pendingApp = nil
@@ -290,6 +337,8 @@ func (a *headAppender) Commit() error {
 			h.metrics.outOfOrder.Inc()
 		case reasonOutOfBounds:
 			h.metrics.outOfBounds.Inc()
+		case reasonInvalid:
+			h.metrics.invalid.Inc()
 		default:
 			h.metrics.duplicate.Inc()
 		}

@@ -171,9 +171,12 @@ func (ss *headSeriesSet) Err() error { return ss.err }
 // capturedChunk is a chunk a reader may use without any lock: a closed
 // chunk, which never changes, or a snapshot of the open chunk, which
 // iterates the samples it held at capture while appends go on.
+//
+// An open histogram chunk is copied instead: appends may rewrite its
+// header, and a recoding replaces it.
 type capturedChunk struct {
-	chunk            *chunks.XORChunk   // a closed chunk; nil for the open one
-	open             chunks.XORSnapshot // the open chunk as captured
+	chunk            chunks.Chunk       // a closed chunk or a copy of an open one; nil for an open XOR chunk
+	open             chunks.XORSnapshot // the open XOR chunk as captured
 	minTime, maxTime int64
 	firstIdx         uint64 // index in the series of the chunk's first sample (only set if the read hides samples)
 }
@@ -183,6 +186,19 @@ func (c *capturedChunk) iterator(reuse chunks.Iterator) chunks.Iterator {
 		return c.open.Iterator(reuse)
 	}
 	return c.chunk.Iterator(reuse)
+}
+
+// captureOpen captures the open chunk c. Requires the series' lock held.
+func captureOpen(c chunks.Chunk) (closed chunks.Chunk, open chunks.XORSnapshot) {
+	if xc, ok := c.(*chunks.XORChunk); ok {
+		return nil, xc.Snapshot()
+	}
+	cp, err := chunks.FromData(c.Encoding(), slices.Clone(c.Bytes()))
+	if err != nil {
+		// The head's own chunk always decodes.
+		panic(fmt.Sprintf("tsdb: copy of open %s chunk: %v", c.Encoding(), err))
+	}
+	return cp, open
 }
 
 // headSeries is what one read saw of a series: the chunks overlapping its
@@ -268,7 +284,7 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 		if i == last {
 			// The open chunk is appended to concurrently: take a snapshot
 			// (under s.mu, as the chunks package requires).
-			cc.chunk, cc.open = nil, mc.chunk.Snapshot()
+			cc.chunk, cc.open = captureOpen(mc.chunk)
 		}
 		captured = append(captured, cc)
 		seen += int(n)
@@ -311,7 +327,7 @@ func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []c
 			return buf, 0, false
 		}
 		k := c.chunk.NumSamples()
-		if k == 0 || k > samplesPerChunk {
+		if k == 0 || k > samplesPerChunk && c.chunk.Encoding() == chunks.EncXOR {
 			return buf, 0, false
 		}
 		n += k
@@ -351,7 +367,8 @@ type headIterator struct {
 	idx   uint64          // sample index of the current sample
 	inv   int             // first entry of s.invisible that may be >= idx
 	t     int64
-	v     float64
+	v     float64          // of a float sample; histograms are read from it
+	vt    chunks.ValueType // of the current sample
 	done  bool
 	err   error
 	valid bool
@@ -365,17 +382,18 @@ type headIterator struct {
 
 func (it *headIterator) reset(hs *headSeries) {
 	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
-	it.t, it.v, it.done, it.err, it.valid, it.peeked, it.plain = 0, 0, false, nil, false, false, false
+	it.t, it.v, it.vt, it.done, it.err, it.valid, it.peeked, it.plain = 0, 0, chunks.ValNone, false, nil, false, false, false
 }
 
 // nextRaw advances to the next sample of the captured chunks, whatever its
 // time and visibility.
 func (it *headIterator) nextRaw() bool {
 	for {
-		if it.ci >= 0 && it.it.Next() != chunks.ValNone {
-			it.idx++
-			it.t, it.v = it.it.At()
-			return true
+		if it.ci >= 0 {
+			if vt := it.it.Next(); vt != chunks.ValNone {
+				it.read(vt)
+				return true
+			}
 		}
 		if it.ci >= 0 {
 			if err := it.it.Err(); err != nil {
@@ -406,16 +424,17 @@ func (it *headIterator) nextChunk(ci int) bool {
 func (it *headIterator) Next() chunks.ValueType {
 	if it.peeked {
 		it.peeked = false
-		return chunks.ValFloat
+		return it.vt
 	}
 	if it.done {
 		return chunks.ValNone
 	}
-	if it.plain && it.it.Next() != chunks.ValNone {
-		it.idx++
-		it.t, it.v = it.it.At()
-		it.valid = true
-		return chunks.ValFloat
+	if it.plain {
+		if vt := it.it.Next(); vt != chunks.ValNone {
+			it.read(vt)
+			it.valid = true
+			return vt
+		}
 	}
 	for it.nextRaw() {
 		if it.t > it.s.maxt {
@@ -425,7 +444,7 @@ func (it *headIterator) Next() chunks.ValueType {
 			continue
 		}
 		it.valid = true
-		return chunks.ValFloat
+		return it.vt
 	}
 	it.done, it.valid = true, false
 	return chunks.ValNone
@@ -433,6 +452,19 @@ func (it *headIterator) Next() chunks.ValueType {
 
 // next is Next reporting whether there is a sample.
 func (it *headIterator) next() bool { return it.Next() != chunks.ValNone }
+
+// read takes the sample of type vt the chunk iterator moved to. A
+// histogram stays in the chunk iterator until AtHistogram or
+// AtFloatHistogram asks for it.
+func (it *headIterator) read(vt chunks.ValueType) {
+	it.idx++
+	it.vt = vt
+	if vt == chunks.ValFloat {
+		it.t, it.v = it.it.At()
+	} else {
+		it.t = it.it.AtT()
+	}
+}
 
 // hidden reports whether the current sample is invisible to the read.
 func (it *headIterator) hidden() bool {
@@ -473,18 +505,38 @@ func (it *headIterator) seek(t millis) bool {
 }
 
 // Seek advances to the first sample at or after t; see chunks.Iterator.
-func (it *headIterator) Seek(t millis) chunks.ValueType { return floatOrNone(it.seek(t)) }
-
-func (it *headIterator) At() (int64, float64) { return it.t, it.v }
-func (it *headIterator) AtT() int64           { return it.t }
-func (it *headIterator) Err() error           { return it.err }
-
-// AtHistogram panics: the head holds only float samples.
-func (it *headIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
-	panic(wrongValueType("AtHistogram", chunks.ValFloat))
+func (it *headIterator) Seek(t millis) chunks.ValueType {
+	if it.seek(t) {
+		return it.vt
+	}
+	return chunks.ValNone
 }
 
-// AtFloatHistogram panics: the head holds only float samples.
-func (it *headIterator) AtFloatHistogram(*histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	panic(wrongValueType("AtFloatHistogram", chunks.ValFloat))
+// At returns the current float sample; it panics on a histogram sample.
+func (it *headIterator) At() (int64, float64) {
+	if it.vt != chunks.ValFloat {
+		panic(wrongValueType("At", it.vt))
+	}
+	return it.t, it.v
+}
+
+func (it *headIterator) AtT() int64 { return it.t }
+func (it *headIterator) Err() error { return it.err }
+
+// AtHistogram returns the current integer histogram sample; it panics on
+// any other sample.
+func (it *headIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	if it.vt != chunks.ValHistogram {
+		panic(wrongValueType("AtHistogram", it.vt))
+	}
+	return it.it.AtHistogram(h)
+}
+
+// AtFloatHistogram returns the current histogram sample as a float
+// histogram; it panics on a float sample.
+func (it *headIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	if it.vt != chunks.ValHistogram && it.vt != chunks.ValFloatHistogram {
+		panic(wrongValueType("AtFloatHistogram", it.vt))
+	}
+	return it.it.AtFloatHistogram(fh)
 }

@@ -101,6 +101,9 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 	}
 	if n == len(s.chunks) {
 		s.chunks, s.app, s.nextAt = nil, nil, math.MinInt64
+		if s.hist != nil {
+			s.hist.happ, s.hist.fapp = nil, nil
+		}
 		return
 	}
 	s.chunks = slices.Clone(s.chunks[n:])

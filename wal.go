@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/tombstones"
@@ -53,11 +55,27 @@ import (
 // no segment the replay needs is missing (checkWALComplete): a lost segment
 // fails Open with ErrWALIncomplete rather than silently dropping its data.
 
+// What a commit with histograms writes. Histograms go into Prometheus's
+// histogram records (integer and float, exponential and custom-bucket
+// schemas in separate records), so such a commit needs up to five sample
+// records. It logs them after a CommitGroup record (isotsdb's own type,
+// which Prometheus skips) that says how many follow. Replay holds a
+// group's samples back until its last record has been read, so a crash
+// that tears a group loses the whole commit: the torn group is cut off the
+// log, from its CommitGroup record on, as a torn record would be. Within a
+// group, replay applies the samples in time order, which is the order the
+// commit applied them in per series. Float-only commits stay one Samples
+// record, as before.
+
 // walScratch holds an appender's encoding buffers; the head pools them.
 type walScratch struct {
 	series  []record.RefSeries
 	samples []record.RefSample
+	hs      []record.RefHistogramSample
+	fhs     []record.RefFloatHistogramSample
 	recs    [2][]byte
+	hrecs   [6][]byte // encoding buffers of a commit group's records
+	group   [][]byte  // the records of a commit group, in order
 }
 
 // logCommit writes the transaction's new series and samples to the WAL.
@@ -68,22 +86,38 @@ func (a *headAppender) logCommit() error {
 		sc = &walScratch{}
 	}
 	defer h.walScratch.Put(sc)
-	sc.series, sc.samples = sc.series[:0], sc.samples[:0]
+	sc.series, sc.samples, sc.hs, sc.fhs = sc.series[:0], sc.samples[:0], sc.hs[:0], sc.fhs[:0]
 	for i := range a.samples {
 		p := &a.samples[i]
 		if !p.s.walLogged.Load() {
 			sc.series = append(sc.series, record.RefSeries{Ref: uint64(p.s.ref), Labels: p.s.lset})
 		}
-		sc.samples = append(sc.samples, record.RefSample{Ref: uint64(p.s.ref), T: p.t, V: p.v})
+		switch ref := uint64(p.s.ref); {
+		case p.h != nil:
+			sc.hs = append(sc.hs, record.RefHistogramSample{Ref: ref, T: p.t, H: p.h})
+		case p.fh != nil:
+			sc.fhs = append(sc.fhs, record.RefFloatHistogramSample{Ref: ref, T: p.t, FH: p.fh})
+		default:
+			sc.samples = append(sc.samples, record.RefSample{Ref: ref, T: p.t, V: p.v})
+		}
 	}
 	var enc record.Encoder
-	sc.recs[1] = enc.Samples(sc.samples, sc.recs[1][:0])
-	recs := sc.recs[1:]
+	recs := sc.group[:0] // never sc.recs: appending would alias its buffers
 	if len(sc.series) > 0 {
 		sc.recs[0] = enc.Series(sc.series, sc.recs[0][:0])
-		recs = sc.recs[:]
+		recs = append(recs, sc.recs[0])
 	}
-	if err := h.wal.Log(recs...); err != nil {
+	if len(sc.hs) == 0 && len(sc.fhs) == 0 {
+		sc.recs[1] = enc.Samples(sc.samples, sc.recs[1][:0])
+		recs = append(recs, sc.recs[1])
+	} else {
+		recs = sc.groupRecords(recs)
+	}
+	sc.group = recs
+	err := h.wal.Log(recs...)
+	clear(sc.hs) // drop histogram references
+	clear(sc.fhs)
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrWAL, err)
 	}
 	// Only now are the series durable (as much as the policy makes them).
@@ -95,6 +129,49 @@ func (a *headAppender) logCommit() error {
 	}
 	clear(sc.series) // drop label references
 	return nil
+}
+
+// groupRecords appends to recs the scratch's samples, histograms among
+// them, as a commit group: a CommitGroup record, then one record per kind
+// of sample present. The records alias sc.hrecs, valid until the next call.
+func (sc *walScratch) groupRecords(recs [][]byte) [][]byte {
+	var enc record.Encoder
+	head := len(recs)
+	recs = append(recs, nil) // the CommitGroup record, if needed
+	if len(sc.samples) > 0 {
+		sc.hrecs[1] = enc.Samples(sc.samples, sc.hrecs[1][:0])
+		recs = append(recs, sc.hrecs[1])
+	}
+	if len(sc.hs) > 0 {
+		var custom []record.RefHistogramSample
+		sc.hrecs[2], custom = enc.HistogramSamples(sc.hs, sc.hrecs[2][:0])
+		if len(sc.hrecs[2]) > 1 {
+			recs = append(recs, sc.hrecs[2])
+		}
+		if len(custom) > 0 {
+			sc.hrecs[3] = enc.CustomBucketsHistogramSamples(custom, sc.hrecs[3][:0])
+			recs = append(recs, sc.hrecs[3])
+		}
+	}
+	if len(sc.fhs) > 0 {
+		var custom []record.RefFloatHistogramSample
+		sc.hrecs[4], custom = enc.FloatHistogramSamples(sc.fhs, sc.hrecs[4][:0])
+		if len(sc.hrecs[4]) > 1 {
+			recs = append(recs, sc.hrecs[4])
+		}
+		if len(custom) > 0 {
+			sc.hrecs[5] = enc.CustomBucketsFloatHistogramSamples(custom, sc.hrecs[5][:0])
+			recs = append(recs, sc.hrecs[5])
+		}
+	}
+	n := len(recs) - head - 1
+	if n == 1 {
+		// One record is atomic by itself.
+		return append(recs[:head], recs[head+1])
+	}
+	sc.hrecs[0] = enc.CommitGroup(n, sc.hrecs[0][:0])
+	recs[head] = sc.hrecs[0]
+	return recs
 }
 
 // openWAL opens the WAL in dir/wal and replays it into the head.
@@ -316,10 +393,22 @@ type replayer struct {
 	m       *walMetrics
 	dec     record.Decoder
 	series  []record.RefSeries
-	shards  []chan []record.RefSample
-	pending [][]record.RefSample    // per shard, not yet sent
-	free    chan []record.RefSample // batches the workers are done with
-	wg      sync.WaitGroup
+	shards  []chan []walSample
+	pending [][]walSample    // per shard, not yet sent
+	free    chan []walSample // batches the workers are done with
+	// Decoding scratch.
+	floats []record.RefSample
+	hists  []record.RefHistogramSample
+	fhists []record.RefFloatHistogramSample
+	// group holds the samples of the commit group being read (see the
+	// top of this file): groupLeft more records belong to it. groupSeg
+	// and groupOff locate the group's CommitGroup record (the offset is
+	// one byte before its end) for a repair that cuts the group off.
+	group     []walSample
+	groupLeft int
+	groupSeg  int
+	groupOff  int64
+	wg        sync.WaitGroup
 	// dups maps a series ref that a record defined again under other
 	// labels-identical ref to the ref the head uses.
 	dups map[uint64]uint64
@@ -342,11 +431,11 @@ const replayBatch = 5000
 func newReplayer(h *head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
 	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
-		free: make(chan []record.RefSample, 8*n)}
-	rp.shards = make([]chan []record.RefSample, n)
-	rp.pending = make([][]record.RefSample, n)
+		free: make(chan []walSample, 8*n)}
+	rp.shards = make([]chan []walSample, n)
+	rp.pending = make([][]walSample, n)
 	for i := range rp.shards {
-		ch := make(chan []record.RefSample, 4)
+		ch := make(chan []walSample, 4)
 		rp.shards[i] = ch
 		rp.wg.Add(1)
 		go rp.work(ch)
@@ -355,7 +444,7 @@ func newReplayer(h *head, m *walMetrics) *replayer {
 }
 
 // work applies the batches of one shard.
-func (rp *replayer) work(ch <-chan []record.RefSample) {
+func (rp *replayer) work(ch <-chan []walSample) {
 	defer rp.wg.Done()
 	h := rp.h
 	for batch := range ch {
@@ -367,25 +456,31 @@ func (rp *replayer) work(ch <-chan []record.RefSample) {
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
 		minValid := max(h.minValidTime.Load(), MinSampleTime)
-		for _, smp := range batch {
-			if smp.T < minValid || smp.T > MaxSampleTime {
+		for i := range batch {
+			smp := &batch[i]
+			if smp.t < minValid || smp.t > MaxSampleTime || !smp.valid() {
 				dropped++
 				continue
 			}
-			s := h.series.getByRef(SeriesRef(smp.Ref))
+			s := h.series.getByRef(SeriesRef(smp.ref))
 			if s == nil {
 				unknown++
 				continue
 			}
 			s.mu.Lock()
-			reason := s.appendLocked(h, smp.T, smp.V, 0, 0)
+			var reason string
+			if smp.h == nil && smp.fh == nil {
+				reason = s.appendLocked(h, smp.t, smp.v, 0, 0)
+			} else {
+				reason = s.appendHistogramLocked(h, smp.t, smp.h, smp.fh, 0, 0)
+			}
 			s.mu.Unlock()
 			if reason != "" {
 				dropped++
 				continue
 			}
 			applied++
-			mint, maxt = min(mint, smp.T), max(maxt, smp.T)
+			mint, maxt = min(mint, smp.t), max(maxt, smp.t)
 		}
 		if applied > 0 {
 			h.updateTimeRange(mint, maxt)
@@ -404,6 +499,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 		rec := r.Record()
 		switch typ := record.RecordType(rec); typ {
 		case record.Series:
+			rp.dropGroup(src)
 			var err error
 			if rp.series, err = rp.dec.Series(rec, rp.series[:0]); err != nil {
 				return rp.corrupt(r, src, err)
@@ -413,25 +509,43 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 			}
 			clear(rp.series)
 		case record.Samples, record.SamplesV2:
-			batch := rp.getBatch()
-			batch, err := rp.dec.Samples(rec, batch)
+			var err error
+			if rp.floats, err = rp.dec.Samples(rec, rp.floats[:0]); err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			for _, smp := range rp.floats {
+				rp.add(walSample{ref: smp.Ref, t: smp.T, v: smp.V})
+			}
+			rp.recordDone()
+		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
+			var err error
+			if rp.hists, err = rp.dec.HistogramSamples(rec, rp.hists[:0]); err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			for _, smp := range rp.hists {
+				rp.add(walSample{ref: smp.Ref, t: smp.T, h: smp.H})
+			}
+			clear(rp.hists)
+			rp.recordDone()
+		case record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
+			var err error
+			if rp.fhists, err = rp.dec.FloatHistogramSamples(rec, rp.fhists[:0]); err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			for _, smp := range rp.fhists {
+				rp.add(walSample{ref: smp.Ref, t: smp.T, fh: smp.FH})
+			}
+			clear(rp.fhists)
+			rp.recordDone()
+		case record.CommitGroup:
+			n, err := rp.dec.CommitGroup(rec)
 			if err != nil {
 				return rp.corrupt(r, src, err)
 			}
-			for _, smp := range batch {
-				rp.maxRef = max(rp.maxRef, smp.Ref)
-				if ref, ok := rp.dups[smp.Ref]; ok {
-					smp.Ref = ref
-				}
-				i := smp.Ref % uint64(len(rp.shards))
-				rp.pending[i] = append(rp.pending[i], smp)
-				if len(rp.pending[i]) >= replayBatch {
-					rp.shards[i] <- rp.pending[i]
-					rp.pending[i] = rp.getBatch()
-				}
-			}
-			rp.putBatch(batch)
+			rp.dropGroup(src)
+			rp.groupLeft, rp.groupSeg, rp.groupOff = n, r.Segment(), r.Offset()-1
 		case record.Tombstones:
+			rp.dropGroup(src)
 			stones, err := rp.dec.Tombstones(rec, nil)
 			if err != nil {
 				return rp.corrupt(r, src, err)
@@ -447,8 +561,8 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				}
 			}
 		default:
-			// Exemplars, histograms, metadata, ...: not used by this
-			// version. Never mis-read: counted and skipped.
+			// Exemplars, metadata, ...: not used by this version. Never
+			// mis-read: counted and skipped.
 			rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()
 		}
 		if time.Since(rp.lastProgress) > 5*time.Second {
@@ -456,7 +570,96 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 			h.logger.Info("tsdb: WAL replay in progress", "source", src, "segment", r.Segment(), "series", h.NumSeries(), "samples", rp.samples.Load())
 		}
 	}
-	return r.Err()
+	err := r.Err()
+	if rp.groupLeft > 0 {
+		// The log ends inside a commit group: the commit is torn. Drop
+		// it, and have the log cut before the group, so that nothing
+		// logged from now on is taken for the rest of it.
+		n := rp.groupLeft
+		rp.group, rp.groupLeft = rp.group[:0], 0
+		err = corrupt.At(wlog.SegmentName(src, rp.groupSeg), rp.groupOff,
+			fmt.Errorf("%w: the log ends %d records before the end of a commit group (a torn commit)", errTornCommit, n))
+	}
+	return err
+}
+
+// errTornCommit marks a commit group the log does not hold whole.
+var errTornCommit = errors.New("torn commit")
+
+// walSample is a sample read from the WAL: a float v, or the integer
+// histogram h, or the float histogram fh.
+type walSample struct {
+	ref uint64
+	t   int64
+	v   float64
+	h   *histogram.Histogram
+	fh  *histogram.FloatHistogram
+}
+
+// valid reports whether the sample can be stored: floats always, histograms
+// if they pass validation (a record that decodes may still hold nonsense).
+func (s *walSample) valid() bool {
+	switch {
+	case s.h != nil:
+		return s.h.Validate() == nil
+	case s.fh != nil:
+		return s.fh.Validate() == nil
+	}
+	return true
+}
+
+// add takes a sample of a record: into the open commit group, or to its
+// series' worker.
+func (rp *replayer) add(smp walSample) {
+	if rp.groupLeft > 0 {
+		rp.group = append(rp.group, smp)
+		return
+	}
+	rp.dispatch(smp)
+}
+
+// recordDone counts a sample record against the open commit group; after
+// the group's last record it releases the group's samples in time order
+// (a stable sort keeps each series' order, in which times increase).
+func (rp *replayer) recordDone() {
+	if rp.groupLeft == 0 {
+		return
+	}
+	if rp.groupLeft--; rp.groupLeft > 0 {
+		return
+	}
+	slices.SortStableFunc(rp.group, func(a, b walSample) int { return cmp.Compare(a.t, b.t) })
+	for _, smp := range rp.group {
+		rp.dispatch(smp)
+	}
+	clear(rp.group)
+	rp.group = rp.group[:0]
+}
+
+// dropGroup drops an open commit group that another kind of record
+// interrupted. isotsdb never writes that; it is logged, and the group's
+// samples are dropped as those of a torn commit.
+func (rp *replayer) dropGroup(src string) {
+	if rp.groupLeft == 0 {
+		return
+	}
+	rp.h.logger.Warn("tsdb: WAL replay dropped an incomplete commit group", "source", src, "segment", rp.groupSeg, "samples", len(rp.group))
+	clear(rp.group)
+	rp.group, rp.groupLeft = rp.group[:0], 0
+}
+
+// dispatch queues a sample for the worker of its series.
+func (rp *replayer) dispatch(smp walSample) {
+	rp.maxRef = max(rp.maxRef, smp.ref)
+	if ref, ok := rp.dups[smp.ref]; ok {
+		smp.ref = ref
+	}
+	i := smp.ref % uint64(len(rp.shards))
+	rp.pending[i] = append(rp.pending[i], smp)
+	if len(rp.pending[i]) >= replayBatch {
+		rp.shards[i] <- rp.pending[i]
+		rp.pending[i] = rp.getBatch()
+	}
 }
 
 // corrupt turns a record that passed its checksum but does not decode into
@@ -465,16 +668,17 @@ func (rp *replayer) corrupt(r *wlog.Reader, src string, err error) error {
 	return corrupt.At(wlog.SegmentName(src, r.Segment()), r.Offset(), err)
 }
 
-func (rp *replayer) getBatch() []record.RefSample {
+func (rp *replayer) getBatch() []walSample {
 	select {
 	case b := <-rp.free:
 		return b
 	default:
-		return make([]record.RefSample, 0, replayBatch)
+		return make([]walSample, 0, replayBatch)
 	}
 }
 
-func (rp *replayer) putBatch(b []record.RefSample) {
+func (rp *replayer) putBatch(b []walSample) {
+	clear(b) // drop histogram references
 	select {
 	case rp.free <- b[:0]:
 	default:
@@ -517,7 +721,7 @@ func (rp *replayer) flush() {
 	}
 	rp.wg.Wait()
 	for i := range rp.shards {
-		ch := make(chan []record.RefSample, 4)
+		ch := make(chan []walSample, 4)
 		rp.shards[i] = ch
 		rp.wg.Add(1)
 		go rp.work(ch)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
@@ -21,10 +22,21 @@ import (
 // crashWorkload is a WAL of transactions whose presence after a crash can
 // be checked: transaction k (from 1) writes sample (k, k) to sizes[k-1]
 // distinct series, so each transaction is identified by its timestamp.
+//
+// With mixed set, a third of the series take integer histograms and a
+// third float histograms instead (of count k), so that a transaction is a
+// commit group of several records.
 type crashWorkload struct {
 	lsets []labels.Labels
 	sizes []int // samples of each transaction
 	picks [][]int
+	mixed bool
+}
+
+// crashHistogram is the histogram of transaction k: count k, all of it in
+// the zero bucket.
+func crashHistogram(k int) *histogram.Histogram {
+	return &histogram.Histogram{Count: uint64(k), ZeroCount: uint64(k), Sum: float64(k), ZeroThreshold: 0.001, Schema: 3}
 }
 
 func newCrashWorkload(seed uint64, txns int) *crashWorkload {
@@ -52,7 +64,16 @@ func (w *crashWorkload) matcher() *labels.Matcher {
 func (w *crashWorkload) commit(db *DB, k int) error {
 	app := db.Appender(ctx)
 	for _, i := range w.picks[k-1] {
-		if _, err := app.Append(0, w.lsets[i], int64(k), float64(k)); err != nil {
+		var err error
+		switch {
+		case !w.mixed || i%3 == 0:
+			_, err = app.Append(0, w.lsets[i], int64(k), float64(k))
+		case i%3 == 1:
+			_, err = app.AppendHistogram(0, w.lsets[i], int64(k), crashHistogram(k), nil)
+		default:
+			_, err = app.AppendHistogram(0, w.lsets[i], int64(k), nil, crashHistogram(k).ToFloat())
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -75,8 +96,21 @@ func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present [
 	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "crash"))
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
-		for it.Next() != chunks.ValNone {
-			ts, v := it.At()
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+			var ts int64
+			var v float64
+			switch vt {
+			case chunks.ValFloat:
+				ts, v = it.At()
+			case chunks.ValHistogram:
+				var h *histogram.Histogram
+				ts, h = it.AtHistogram(nil)
+				v = float64(h.Count)
+			default:
+				var fh *histogram.FloatHistogram
+				ts, fh = it.AtFloatHistogram(nil)
+				v = fh.Count
+			}
 			if float64(ts) != v || ts < 1 || int(ts) > len(w.sizes) {
 				t.Fatalf("after %s: unexpected sample (%d, %g)", what, ts, v)
 			}
@@ -115,9 +149,20 @@ func walSegments(t *testing.T, fsys *vfs.MemFS) []string {
 // offsets, and has single bytes flipped: Open always succeeds, every
 // transaction is whole or absent, and every transaction whose record was
 // whole before the damage is present.
+//
+// In the mixed variant a third of the samples are integer and a third
+// float histograms, so that each transaction is a commit group of up to
+// four records: a cut between two of them must drop the whole transaction.
 func TestWALCrashMatrix(t *testing.T) {
+	for _, mixed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mixed=%v", mixed), func(t *testing.T) { testWALCrashMatrix(t, mixed) })
+	}
+}
+
+func testWALCrashMatrix(t *testing.T, mixed bool) {
 	const txns = 1000
 	w := newCrashWorkload(1, txns)
+	w.mixed = mixed
 	fsys := vfs.NewMemFS()
 	o := DefaultOptions()
 	o.FS, o.WALSyncEveryCommit = fsys, true
@@ -147,19 +192,43 @@ func TestWALCrashMatrix(t *testing.T) {
 	firstTxnInSeg := 0
 	r := wlog.NewReader(bytes.NewReader(data))
 	var dec record.Decoder
+	groupLeft := 0 // records of the current commit group still to come
 	for r.Next() {
 		e := recEnd{off: r.Offset()}
-		if record.RecordType(r.Record()) == record.Samples {
+		txn := 0
+		switch typ := record.RecordType(r.Record()); typ {
+		case record.Samples:
 			smps, err := dec.Samples(r.Record(), nil)
 			require.NoError(t, err)
-			e.txn = int(smps[0].T)
+			txn = int(smps[0].T)
+		case record.HistogramSamples:
+			smps, err := dec.HistogramSamples(r.Record(), nil)
+			require.NoError(t, err)
+			txn = int(smps[0].T)
+		case record.FloatHistogramSamples:
+			smps, err := dec.FloatHistogramSamples(r.Record(), nil)
+			require.NoError(t, err)
+			txn = int(smps[0].T)
+		case record.CommitGroup:
+			n, err := dec.CommitGroup(r.Record())
+			require.NoError(t, err)
+			groupLeft = n + 1
+		}
+		if groupLeft > 0 {
+			groupLeft--
+		}
+		if txn > 0 {
 			if firstTxnInSeg == 0 {
-				firstTxnInSeg = e.txn
+				firstTxnInSeg = txn
+			}
+			if groupLeft == 0 {
+				e.txn = txn // the transaction's last record
 			}
 		}
 		ends = append(ends, e)
 	}
 	require.NoError(t, r.Err())
+	require.Zero(t, groupLeft)
 	require.Greater(t, len(ends), 50, "the last segment holds many records")
 	t.Logf("last segment %s: %d bytes, %d records, transactions %d..%d", seg, len(data), len(ends), firstTxnInSeg, txns)
 
@@ -190,6 +259,9 @@ func TestWALCrashMatrix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 3))
 	stride := 1
 	randomCuts, flips := 2000, 300
+	if mixed {
+		randomCuts, flips = 500, 100
+	}
 	if raceEnabled {
 		stride, randomCuts, flips = 20, 40, 10
 	}

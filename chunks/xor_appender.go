@@ -125,3 +125,6 @@ func (a *XORAppender) writeValue(vbits uint64) {
 	w.writeBits(0b11<<11|uint64(leading)<<6|uint64(sig&63), 13)
 	w.writeBits(delta>>trailing, sig)
 }
+
+// NumSamples returns the number of samples in the appender's chunk.
+func (a *XORAppender) NumSamples() int { return a.c.NumSamples() }

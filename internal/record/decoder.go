@@ -264,3 +264,19 @@ func (d *Decoder) Tombstones(rec []byte, out []Stone) ([]Stone, error) {
 	}
 	return out, nil
 }
+
+// CommitGroup returns the number of records a CommitGroup record announces.
+func (d *Decoder) CommitGroup(rec []byte) (int, error) {
+	if len(rec) == 0 || Type(rec[0]) != CommitGroup {
+		return 0, wrongType("commit group", rec)
+	}
+	db := newDecbuf(rec)
+	n := db.Uvarint()
+	if err := db.Err(); err != nil {
+		return 0, fmt.Errorf("commit group record: %w", err)
+	}
+	if db.Len() != 0 || n == 0 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("commit group record: %w", corrupt.At("", 1, fmt.Errorf("bad group of %d records with %d trailing bytes", n, db.Len())))
+	}
+	return int(n), nil
+}

@@ -68,3 +68,10 @@ func (Encoder) Tombstones(t []Stone, b []byte) []byte {
 	}
 	return b
 }
+
+// CommitGroup appends to b a CommitGroup record announcing that the next n
+// records belong to one commit.
+func (Encoder) CommitGroup(n int, b []byte) []byte {
+	b = append(b, byte(CommitGroup))
+	return binary.AppendUvarint(b, uint64(n))
+}

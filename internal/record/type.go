@@ -55,6 +55,16 @@ const (
 	// MinValidTime records (Prometheus) appear only in checkpoints and carry
 	// the mint of the truncation that wrote them; skipped here.
 	MinValidTime Type = 14
+
+	// CommitGroup is isotsdb's record, not Prometheus's: it says that the
+	// next N records (a uvarint after the type byte) hold the samples of
+	// one commit, which must be replayed whole or not at all. Commits
+	// whose samples fit one record (float-only ones) do not need it.
+	// Prometheus skips record types it does not know ("so that users can
+	// roll back"), so a WAL with it stays readable by Prometheus, which
+	// just does not get the atomicity. The value is far above Prometheus's
+	// types so that a new one of theirs does not collide with it.
+	CommitGroup Type = 200
 )
 
 // String returns the lower-case snake_case name of the type, or "unknown".
@@ -88,6 +98,8 @@ func (t Type) String() string {
 		return "float_histogram_samples_v2"
 	case MinValidTime:
 		return "min_valid_time"
+	case CommitGroup:
+		return "commit_group"
 	default:
 		return "unknown"
 	}
@@ -101,7 +113,7 @@ func RecordType(rec []byte) Type {
 		return Unknown
 	}
 	t := Type(rec[0])
-	if t >= Series && t <= MinValidTime {
+	if t >= Series && t <= MinValidTime || t == CommitGroup {
 		return t
 	}
 	return Unknown

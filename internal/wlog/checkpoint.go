@@ -262,6 +262,8 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 		series  []record.RefSeries
 		samples []record.RefSample
 		stones  []record.Stone
+		hists   []record.RefHistogramSample
+		fhists  []record.RefFloatHistogramSample
 		buf     []byte   // encoded records of the batch, back to back
 		recs    [][]byte // the records of the batch, slices of buf
 		err     error
@@ -293,6 +295,46 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 			stats.DroppedSamples += n - len(kept)
 			if len(kept) > 0 {
 				buf = enc.Samples(kept, buf)
+			}
+		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
+			hists, err = dec.HistogramSamples(rec, hists[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(hists)
+			kept := slices.DeleteFunc(hists, func(s record.RefHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
+			stats.TotalSamples += n
+			stats.DroppedSamples += n - len(kept)
+			if len(kept) > 0 {
+				var custom []record.RefHistogramSample
+				buf, custom = enc.HistogramSamples(kept, buf)
+				if len(buf) > start {
+					recs = append(recs, buf[start:])
+					start = len(buf)
+				}
+				if len(custom) > 0 {
+					buf = enc.CustomBucketsHistogramSamples(custom, buf)
+				}
+			}
+		case record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
+			fhists, err = dec.FloatHistogramSamples(rec, fhists[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(fhists)
+			kept := slices.DeleteFunc(fhists, func(s record.RefFloatHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
+			stats.TotalSamples += n
+			stats.DroppedSamples += n - len(kept)
+			if len(kept) > 0 {
+				var custom []record.RefFloatHistogramSample
+				buf, custom = enc.FloatHistogramSamples(kept, buf)
+				if len(buf) > start {
+					recs = append(recs, buf[start:])
+					start = len(buf)
+				}
+				if len(custom) > 0 {
+					buf = enc.CustomBucketsFloatHistogramSamples(custom, buf)
+				}
 			}
 		case record.Tombstones:
 			stones, err = dec.Tombstones(rec, stones[:0])

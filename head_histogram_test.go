@@ -1,0 +1,256 @@
+package tsdb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/histogram/histogramtest"
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// mixedWorkload is a set of series that take integer histograms, float
+// (gauge) histograms, custom-bucket histograms, and a series that switches
+// between floats, integer and float histograms every 50 samples, with the
+// events histogramtest.Gen makes (counter resets, schema changes, new
+// buckets, stale markers).
+type mixedWorkload struct {
+	names []string
+	gens  map[string]*histogramtest.Gen
+	want  map[string][]hsample
+}
+
+func newMixedWorkload() *mixedWorkload {
+	return &mixedWorkload{
+		names: []string{"fh", "h", "mix", "nhcb"},
+		gens: map[string]*histogramtest.Gen{
+			"h":    histogramtest.NewGen(11, false, false),
+			"fh":   histogramtest.NewGen(12, false, true),
+			"nhcb": histogramtest.NewGen(13, true, false),
+			"mix":  histogramtest.NewGen(14, false, false),
+		},
+		want: map[string][]hsample{},
+	}
+}
+
+// sample returns the sample of series name in round r.
+func (w *mixedWorkload) sample(name string, r int) hsample {
+	t := int64(r+1) * 15000
+	_, h := w.gens[name].Next()
+	if h.UsesCustomBuckets() {
+		// The generator's bounds are odd on purpose (the encodings take
+		// any); Append takes valid ones only.
+		h.CustomValues = slices.Sorted(slices.Values(h.CustomValues))
+	}
+	kind := name
+	if name == "mix" {
+		kind = []string{"f", "h", "fh"}[r/50%3]
+	}
+	switch kind {
+	case "fh":
+		return hsample{t: t, fh: h.ToFloat()}
+	case "f":
+		return hsample{t: t, f: float64(r)}
+	}
+	return hsample{t: t, h: h}
+}
+
+// commit appends round r of every series as one transaction.
+func (w *mixedWorkload) commit(t *testing.T, db *DB, r int) {
+	t.Helper()
+	app := db.Appender(ctx)
+	for _, name := range w.names {
+		s := w.sample(name, r)
+		lset := labels.FromStrings("__name__", name)
+		var err error
+		if s.h == nil && s.fh == nil {
+			_, err = app.Append(0, lset, s.t, s.f)
+		} else {
+			_, err = app.AppendHistogram(0, lset, s.t, s.h, s.fh)
+		}
+		require.NoError(t, err, "%s round %d", name, r)
+		w.want[name] = append(w.want[name], s)
+	}
+	require.NoError(t, app.Commit())
+}
+
+func (w *mixedWorkload) requireAll(t *testing.T, db *DB, what string) {
+	t.Helper()
+	got := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+	require.Len(t, got, len(w.names), what)
+	for _, name := range w.names {
+		require.Equal(t, keys(w.want[name]), keys(got[name]), "%s: series %s", what, name)
+	}
+}
+
+// TestHeadHistograms appends 5 h of mixed float and histogram samples and
+// reads them back identical from the head, after a WAL replay, after the
+// head was compacted into blocks and after another restart.
+func TestHeadHistograms(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	o := DefaultOptions()
+	o.FS = fsys
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	w := newMixedWorkload()
+	rounds := 5 * 240
+	for r := range rounds {
+		w.commit(t, db, r)
+	}
+	w.requireAll(t, db, "head")
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	w.requireAll(t, db, "after WAL replay")
+	require.NoError(t, db.Compact(ctx))
+	require.NotEmpty(t, db.Blocks())
+	var hist uint64
+	for _, b := range db.Blocks() {
+		hist += b.Stats.NumHistogramSamples
+	}
+	require.Positive(t, hist)
+	w.requireAll(t, db, "after head compaction")
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	w.requireAll(t, db, "after compaction and restart")
+}
+
+// TestAppendHistogramErrors: invalid histograms and float/histogram
+// duplicates are rejected with typed errors without affecting the rest of
+// the transaction; an identical re-append is accepted and changes nothing.
+func TestAppendHistogramErrors(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	a, b := labels.FromStrings("__name__", "a"), labels.FromStrings("__name__", "b")
+	good := crashHistogram(5)
+	bad := crashHistogram(5)
+	bad.Count = 4 // the zero bucket holds 5
+
+	app := db.Appender(ctx)
+	_, err := app.AppendHistogram(0, a, 1000, good, nil)
+	require.NoError(t, err)
+	_, err = app.AppendHistogram(0, a, 2000, bad, nil)
+	require.ErrorIs(t, err, ErrInvalidSample)
+	require.ErrorIs(t, err, histogram.ErrInvalid)
+	_, err = app.AppendHistogram(0, a, 2000, nil, nil)
+	require.ErrorIs(t, err, ErrInvalidSample)
+	_, err = app.AppendHistogram(0, a, 2000, good, good.ToFloat())
+	require.ErrorIs(t, err, ErrInvalidSample)
+	_, err = app.Append(0, a, 1000, 1)
+	require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "float after a pending histogram at the same time")
+	_, err = app.AppendHistogram(0, a, 1000, nil, good.ToFloat())
+	require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "float histogram after an integer one at the same time")
+	_, err = app.AppendHistogram(0, a, 1000, good.Copy(), nil)
+	require.NoError(t, err, "the same histogram again")
+	_, err = app.Append(0, b, 1000, 7)
+	require.NoError(t, err)
+	_, err = app.AppendHistogram(0, b, 1000, good, nil)
+	require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "histogram after a pending float at the same time")
+	require.NoError(t, app.Commit())
+
+	app = db.Appender(ctx)
+	_, err = app.Append(0, a, 1000, 1)
+	require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "float after a committed histogram")
+	_, err = app.AppendHistogram(0, b, 1000, good, nil)
+	require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "histogram after a committed float")
+	_, err = app.AppendHistogram(0, a, 1000, crashHistogram(5), nil)
+	require.NoError(t, err, "the committed histogram again")
+	_, err = app.AppendHistogram(0, a, 500, good, nil)
+	require.ErrorIs(t, err, ErrOutOfOrderSample)
+	require.NoError(t, app.Commit())
+
+	got := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+	require.Equal(t, []string{hsample{t: 1000, h: good}.key()}, keys(got["a"]))
+	require.Equal(t, []string{hsample{t: 1000, f: 7}.key()}, keys(got["b"]))
+}
+
+// TestHistogramCommitIsolation pauses commits that write floats, integer
+// and float histograms after each of their samples and checks that a
+// query started meanwhile sees none of the commit, and one started after
+// it sees all of it.
+func TestHistogramCommitIsolation(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	gate := newCommitGate(t, db.head)
+	w := newMixedWorkload()
+	for r := range 60 {
+		w.commit(t, db, r)
+	}
+	before := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+	for pauseAt := range len(w.names) {
+		r := 60 + pauseAt
+		app := db.Appender(ctx)
+		for _, name := range w.names {
+			s := w.sample(name, r)
+			lset := labels.FromStrings("__name__", name)
+			var err error
+			if s.h == nil && s.fh == nil {
+				_, err = app.Append(0, lset, s.t, s.f)
+			} else {
+				_, err = app.AppendHistogram(0, lset, s.t, s.h, s.fh)
+			}
+			require.NoError(t, err)
+			w.want[name] = append(w.want[name], s)
+		}
+		pc := gate.commitPaused(app, pauseAt)
+		released := false
+		defer func() {
+			if !released { // a failed check: let Close finish
+				close(pc.release)
+			}
+		}()
+		during := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+		for _, name := range w.names {
+			require.Equal(t, keys(before[name]), keys(during[name]), "paused before sample %d: %s", pauseAt, name)
+		}
+		close(pc.release)
+		released = true
+		require.NoError(t, <-pc.done)
+		w.requireAll(t, db, fmt.Sprintf("after commit %d", pauseAt))
+		before = readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+	}
+}
+
+// TestHeadHistogramChunkCuts checks the head's histogram chunks: a change
+// of sample kind always cuts, and histogram chunks are cut by size near
+// chunks.TargetBytesPerHistogramChunk rather than every 120 samples.
+func TestHeadHistogramChunkCuts(t *testing.T) {
+	db, _ := openTestDB(t, &Options{MinBlockDuration: 2 * time.Hour})
+	g := histogramtest.NewGen(21, false, false)
+	g.ResetPct, g.SchemaPct, g.StalePct, g.HintPct = 0, 0, 0, 0
+	lset := labels.FromStrings("__name__", "x")
+	app := db.Appender(ctx)
+	for i := range 400 {
+		_, h := g.Next()
+		_, err := app.AppendHistogram(0, lset, int64(i+1)*15000, h, nil)
+		require.NoError(t, err)
+	}
+	_, err := app.Append(0, lset, 401*15000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	s := db.head.series.getByRef(1)
+	require.NotNil(t, s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.chunks)
+	require.Greater(t, n, 2)
+	for i, mc := range s.chunks[:n-1] {
+		require.Equal(t, chunks.EncHistogram, mc.chunk.Encoding(), "chunk %d", i)
+		if i < n-2 {
+			require.GreaterOrEqual(t, mc.chunk.NumSamples(), chunks.MinSamplesPerHistogramChunk, "chunk %d", i)
+			require.Less(t, len(mc.chunk.Bytes()), 3*chunks.TargetBytesPerHistogramChunk, "chunk %d", i)
+		}
+	}
+	require.Equal(t, chunks.EncXOR, s.chunks[n-1].chunk.Encoding(), "the float cut a new chunk")
+	require.Equal(t, 1, s.chunks[n-1].chunk.NumSamples())
+}
