@@ -136,11 +136,20 @@ func (bc *blockCheck) validHistogram(it chunks.Iterator, vt chunks.ValueType) er
 		if math.Float64bits(bc.h.Sum) == staleNaN {
 			return nil
 		}
+		// A reused histogram keeps an empty, non-nil CustomValues after
+		// one with custom bounds; Prometheus's iterator hands out nil,
+		// which Validate requires of exponential schemas.
+		if len(bc.h.CustomValues) == 0 {
+			bc.h.CustomValues = nil
+		}
 		return bc.h.Validate()
 	case chunks.ValFloatHistogram:
 		_, bc.fh = it.AtFloatHistogram(bc.fh)
 		if math.Float64bits(bc.fh.Sum) == staleNaN {
 			return nil
+		}
+		if len(bc.fh.CustomValues) == 0 {
+			bc.fh.CustomValues = nil
 		}
 		return bc.fh.Validate()
 	}
