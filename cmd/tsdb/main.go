@@ -16,6 +16,7 @@
 //	tsdb ls DIR                  blocks, head and WAL
 //	tsdb analyze DIR [BLOCK]     cardinality of a block or of the head
 //	tsdb dump DIR [--match SEL]  samples as "{labels} value timestamp"
+//	                             (histograms in promtool's notation)
 //	tsdb check DIR               offline consistency check; exit code 1 on damage
 //
 // A directory that is not a database makes them fail with exit code 1.
@@ -30,9 +31,10 @@
 // the documented exception:
 //
 //   - check runs package check, which reads every format itself;
-//   - analyze of a block reads the block's index with check.IndexSeries, to
-//     get every series' labels and chunk time ranges without reading the
-//     chunks or opening the database;
+//   - analyze of a block reads the block's index and chunk headers with
+//     check.BlockChunks, to get every series' labels, chunk time ranges
+//     and chunk encodings and sample counts (floats or native histograms)
+//     without decoding samples or opening the database;
 //   - ls finds the WAL's newest checkpoint with check.LastCheckpoint.
 //
 // This command imports no internal package: package check is its only way
