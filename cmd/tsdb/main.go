@@ -116,7 +116,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	analyzeCmd.Arg("block", `Block ULID, or "head". Default: the newest block, or the head if there is no block.`).StringVar(&acfg.block)
 	analyzeCmd.Flag("limit", "Entries per list.").Default("20").IntVar(&acfg.limit)
 
-	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines (read-only).")
+	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines, as promtool tsdb dump does "+
+		"(native histograms in Prometheus's notation; read-only).")
 	var dcfg dumpConfig
 	dumpCmd.Arg("dir", "Data directory.").Required().StringVar(&dcfg.dir)
 	dumpCmd.Flag("match", "Series selector, e.g. 'up{job=\"api\"}' (repeatable: series matching any). Default: every series.").
