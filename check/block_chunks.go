@@ -105,7 +105,7 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 		return
 	}
 	if err := histogramChunkEnd(c); err != nil {
-		rp.fromErr(Error, file, off, series(), err, "chunk %d: the %d samples its header counts do not fill it", i, n)
+		rp.fromErr(Error, file, off, series(), err, "chunk %d: its %d samples decode, but the chunk is malformed", i, n)
 		bc.damaged = true
 		return
 	}
@@ -158,9 +158,11 @@ func (bc *blockCheck) validHistogram(it chunks.Iterator, vt chunks.ValueType) er
 
 // histogramChunkEnd returns an error if c is a histogram chunk (of either
 // encoding) whose bytes go on after its last sample, which a header
-// counting too few samples makes them do. Opening an appender decodes the
-// chunk to its end and checks that exactly that: it copies the chunk's
-// bytes first and never writes to them. Other chunks return nil.
+// counting too few samples makes them do, or whose padding bits are set,
+// or whose layout has a span with a negative offset after the first.
+// Opening an appender decodes the chunk to its end and checks exactly
+// that: it copies the chunk's bytes first and never writes to them. Other
+// chunks return nil.
 func histogramChunkEnd(c chunks.Chunk) error {
 	var err error
 	switch c := c.(type) {

@@ -189,7 +189,7 @@ func TestHistogramChunkDamage(t *testing.T) {
 			damage: func(rec []byte) {
 				binary.BigEndian.PutUint16(rec[1:], binary.BigEndian.Uint16(rec[1:])-1)
 			},
-			contains: []string{"the 19 samples its header counts do not fill it"},
+			contains: []string{"chunk 0: its 19 samples decode, but the chunk is malformed", "unexpected bits after the last sample"},
 		},
 		{
 			name: "unknown encoding", series: floatHist,
@@ -278,5 +278,19 @@ func TestUnreferencedUnknownEncoding(t *testing.T) {
 	requireProblem(t, rep, check.Error, "chunks/000001", fmt.Sprintf("at offset %d", len(b)), "unknown encoding 7")
 	for _, p := range rep.Problems {
 		require.False(t, p.Severity == check.Error && !strings.Contains(p.Msg, "unknown encoding"), "unexpected: %s", p)
+	}
+}
+
+// TestHistogramRecordsWithoutIndex checks that when the index cannot be
+// read, so that every chunk record is checked by the scan of the segment
+// files, the records of both histogram encodings pass.
+func TestHistogramRecordsWithoutIndex(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	dir, _ := writeChunkBlock(t, fsys, histMint, histMaxt, histogramBlock(t), true)
+	flip(t, fsys, filepath.Join(dir, "index"), 5+8+1)
+	rep := runCheck(t, fsys)
+	requireProblem(t, rep, check.Error, "index", "index does not open")
+	for _, p := range rep.Problems {
+		require.NotContains(t, p.Path, "chunks", "%s", p)
 	}
 }
