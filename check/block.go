@@ -10,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 )
@@ -38,6 +39,8 @@ type blockCheck struct {
 	damaged bool
 
 	it     chunks.Iterator // reused across chunks
+	h      *histogram.Histogram
+	fh     *histogram.FloatHistogram
 	digest *xxhash.Digest
 }
 
@@ -106,6 +109,21 @@ func (bc *blockCheck) compareStats(m blockMeta) {
 	} {
 		if f.meta != f.got {
 			bc.c.rp.errorf(path, -1, "", nil, "stats say %d %s, the block holds %d", f.meta, f.what, f.got)
+		}
+	}
+	// The split by encoding is omitted (both zero) by writers older than
+	// native histograms, and by ours and Prometheus's for an empty block.
+	if st.NumFloatSamples != 0 || st.NumHistogramSamples != 0 {
+		for _, f := range []struct {
+			what      string
+			meta, got uint64
+		}{
+			{"float samples", st.NumFloatSamples, bc.sum.Samples - bc.sum.HistogramSamples},
+			{"histogram samples", st.NumHistogramSamples, bc.sum.HistogramSamples},
+		} {
+			if f.meta != f.got {
+				bc.c.rp.errorf(path, -1, "", nil, "stats say %d %s, the block holds %d", f.meta, f.what, f.got)
+			}
 		}
 	}
 	if st.NumTombstones != bc.sum.Tombstones {

@@ -59,14 +59,17 @@ func (bc *blockCheck) checkSeriesChunks(lset labels.Labels, metas []index.ChunkM
 }
 
 // checkSamples decodes one chunk and checks its samples against the
-// chunk's range from the index and the block's range.
+// chunk's range from the index and the block's range. Histogram samples
+// (of either histogram encoding) must also be valid histograms, stale
+// markers excepted, and a histogram chunk must end with its last sample:
+// a sample count in its header that is too small leaves bytes over.
 func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, file string, off int64, series func() string) {
 	rp := bc.c.rp
 	bc.it = c.Iterator(bc.it)
 	it := bc.it
 	var first, last int64
 	n := 0
-	for it.Next() != chunks.ValNone {
+	for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
 		t := it.AtT()
 		switch {
 		case n > 0 && t <= last:
@@ -77,6 +80,10 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 		case t < bc.mint || t >= bc.maxt:
 			rp.errorf(file, off, series(), nil, "chunk %d: sample %d at %d is outside the block's range [%d, %d)", i, n, t, bc.mint, bc.maxt)
 		default:
+			if err := bc.validHistogram(it, vt); err != nil {
+				rp.errorf(file, off, series(), err, "chunk %d: %s sample %d at %d is not a valid histogram", i, vt, n, t)
+				break
+			}
 			if n == 0 {
 				first = t
 			}
@@ -88,8 +95,17 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 		return
 	}
 	bc.sum.Samples += uint64(n)
+	if enc := c.Encoding(); enc == chunks.EncHistogram || enc == chunks.EncFloatHistogram {
+		bc.sum.HistogramChunks++
+		bc.sum.HistogramSamples += uint64(n)
+	}
 	if err := it.Err(); err != nil {
 		rp.fromErr(Error, file, off, series(), err, "chunk %d: sample %d does not decode", i, n)
+		bc.damaged = true
+		return
+	}
+	if err := histogramChunkEnd(c); err != nil {
+		rp.fromErr(Error, file, off, series(), err, "chunk %d: its %d samples decode, but the chunk is malformed", i, n)
 		bc.damaged = true
 		return
 	}
@@ -97,9 +113,65 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 	case n == 0:
 		rp.errorf(file, off, series(), nil, "chunk %d holds no samples", i)
 		bc.damaged = true
+	case n != c.NumSamples():
+		rp.errorf(file, off, series(), nil, "chunk %d: %d samples decode, its header counts %d", i, n, c.NumSamples())
+		bc.damaged = true
 	case first != m.MinTime || last != m.MaxTime:
 		rp.warnf(file, off, series(), nil, "chunk %d: samples span [%d, %d], the index says [%d, %d]", i, first, last, m.MinTime, m.MaxTime)
 	}
+}
+
+// staleNaN is the bit pattern of the float value that marks a series
+// stale (Prometheus's value.StaleNaN). A histogram stale marker carries it
+// as its Sum.
+const staleNaN = 0x7ff0000000000002
+
+// validHistogram validates the histogram sample it is at, if it is at one
+// of type vt, and returns the reason it is invalid. Stale markers are not
+// validated. The decoded histograms are kept in bc for reuse.
+func (bc *blockCheck) validHistogram(it chunks.Iterator, vt chunks.ValueType) error {
+	switch vt {
+	case chunks.ValHistogram:
+		_, bc.h = it.AtHistogram(bc.h)
+		if math.Float64bits(bc.h.Sum) == staleNaN {
+			return nil
+		}
+		// A reused histogram keeps an empty, non-nil CustomValues after
+		// one with custom bounds; Prometheus's iterator hands out nil,
+		// which Validate requires of exponential schemas.
+		if len(bc.h.CustomValues) == 0 {
+			bc.h.CustomValues = nil
+		}
+		return bc.h.Validate()
+	case chunks.ValFloatHistogram:
+		_, bc.fh = it.AtFloatHistogram(bc.fh)
+		if math.Float64bits(bc.fh.Sum) == staleNaN {
+			return nil
+		}
+		if len(bc.fh.CustomValues) == 0 {
+			bc.fh.CustomValues = nil
+		}
+		return bc.fh.Validate()
+	}
+	return nil
+}
+
+// histogramChunkEnd returns an error if c is a histogram chunk (of either
+// encoding) whose bytes go on after its last sample, which a header
+// counting too few samples makes them do, or whose padding bits are set,
+// or whose layout has a span with a negative offset after the first.
+// Opening an appender decodes the chunk to its end and checks exactly
+// that: it copies the chunk's bytes first and never writes to them. Other
+// chunks return nil.
+func histogramChunkEnd(c chunks.Chunk) error {
+	var err error
+	switch c := c.(type) {
+	case *chunks.HistogramChunk:
+		_, err = c.Appender()
+	case *chunks.FloatHistogramChunk:
+		_, err = c.Appender()
+	}
+	return err
 }
 
 // chunkCastagnoli is the CRC-32C table of chunk records.
@@ -172,8 +244,13 @@ func (bc *blockCheck) scanChunkRecords(path string, seg int, b []byte, refs []ui
 			}
 			break
 		}
-		if !crcOK && (!referenced || !verified) {
+		switch {
+		case referenced && verified:
+		case !crcOK:
 			bc.c.rp.errorf(path, int64(off), "", nil, "chunk record checksum mismatch")
+			bc.damaged = true
+		case !knownEncoding(recordEncoding(b, off)):
+			bc.c.rp.errorf(path, int64(off), "", nil, "chunk record has unknown encoding %d", recordEncoding(b, off))
 			bc.damaged = true
 		}
 		if !referenced && indexOK {
@@ -204,6 +281,18 @@ func nextChunkRecord(b []byte, off int) (next int, crcOK, ok bool) {
 	end := start + 1 + int(n) // end of the data
 	want := binary.BigEndian.Uint32(b[end:])
 	return end + 4, crc32.Checksum(b[start:end], chunkCastagnoli) == want, true
+}
+
+// recordEncoding returns the encoding byte of the chunk record at b[off:],
+// which nextChunkRecord parsed.
+func recordEncoding(b []byte, off int) chunks.Encoding {
+	_, k := binary.Uvarint(b[off:])
+	return chunks.Encoding(b[off+k])
+}
+
+// knownEncoding reports whether e is an encoding chunks.FromData reads.
+func knownEncoding(e chunks.Encoding) bool {
+	return e == chunks.EncXOR || e == chunks.EncHistogram || e == chunks.EncFloatHistogram
 }
 
 // validChunkHeader reports whether b starts with a valid segment header.

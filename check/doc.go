@@ -7,7 +7,8 @@
 // For every block it checks:
 //
 //   - meta.json: parses, version 1, minTime < maxTime, its ULID is the
-//     directory's name, and its stats match what the block holds;
+//     directory's name, and its stats match what the block holds (the
+//     split into float and histogram samples too, where the meta has it);
 //   - index: opens (header, TOC and the checksums of the symbol table and
 //     postings offset table), symbols sorted, every series entry decodes
 //     and verifies, series strictly sorted by labels, every postings list
@@ -17,9 +18,12 @@
 //   - chunks: every chunk a series refers to resolves and its CRC verifies,
 //     its samples decode, strictly increase in time and lie inside the
 //     chunk's [minTime, maxTime] from the index and inside the block's
-//     [minTime, maxTime); the chunks of a series are sorted and do not
-//     overlap; every record of every segment file verifies, referenced or
-//     not;
+//     [minTime, maxTime), and as many decode as its header counts; native
+//     histogram samples (both histogram encodings) pass the histogram
+//     package's Validate, stale markers excepted, and a histogram chunk
+//     ends with its last sample; the chunks of a series are sorted and do
+//     not overlap; every record of every segment file verifies and has an
+//     encoding the chunks package reads, referenced or not;
 //   - tombstones: the file decodes and names series of the index.
 //
 // Blocks that overlap in time and leftover temporary directories are
@@ -38,7 +42,8 @@
 // # Reads for the inspection commands
 //
 // Package check is also the one way cmd/tsdb reaches the on-disk formats
-// where the public API does not: IndexSeries reads a block's series and
-// chunk time ranges from its index (tsdb analyze), LastCheckpoint finds
-// the WAL's newest checkpoint (tsdb ls).
+// where the public API does not: BlockChunks reads a block's series with
+// the range, encoding and sample count of each chunk (tsdb analyze),
+// IndexSeries its series and chunk time ranges from the index alone,
+// LastCheckpoint finds the WAL's newest checkpoint (tsdb ls).
 package check

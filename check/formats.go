@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
@@ -53,6 +55,66 @@ func IndexSeries(fsys vfs.FS, blockDir string, f func(lset labels.Labels, nchunk
 			mint, maxt = metas[0].MinTime, metas[len(metas)-1].MaxTime
 		}
 		if err := f(builder.Labels(), len(metas), mint, maxt); err != nil {
+			return err
+		}
+	}
+	return p.Err()
+}
+
+// ChunkInfo describes one chunk of a series as BlockChunks reads it.
+type ChunkInfo struct {
+	// MinTime and MaxTime are the chunk's range from the index.
+	MinTime, MaxTime int64
+	// Encoding is the chunk's encoding: chunks.EncXOR for floats,
+	// chunks.EncHistogram or chunks.EncFloatHistogram for native
+	// histograms.
+	Encoding chunks.Encoding
+	// Samples is the sample count of the chunk's header.
+	Samples int
+}
+
+// BlockChunks reads the index of the block in blockDir and the chunk every
+// series refers to, and calls f for each series in the order of the index
+// (sorted by labels) with its label set (a copy f may keep) and its
+// chunks, in time order (the slice is valid only during the call). Each
+// chunk's record is read and its checksum verified, but its samples are
+// not decoded. It opens no database, and stops at the first error, from
+// the files or from f, and returns it: an unreadable chunk or one of an
+// unknown encoding is an error wrapping tsdb.ErrCorrupt that names the
+// file and offset.
+func BlockChunks(fsys vfs.FS, blockDir string, f func(lset labels.Labels, chks []ChunkInfo) error) error {
+	ix, err := index.NewFileReader(fsys, filepath.Join(blockDir, indexFilename))
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	sr, err := chunkseg.NewSegmentReader(fsys, filepath.Join(blockDir, chunksDirname))
+	if err != nil {
+		return err
+	}
+	defer sr.Close()
+	p, err := ix.AllPostings()
+	if err != nil {
+		return err
+	}
+	var (
+		builder = labels.NewScratchBuilder(16)
+		metas   []index.ChunkMeta
+		infos   []ChunkInfo
+	)
+	for p.Next() {
+		if err := ix.Series(p.At(), &builder, &metas); err != nil {
+			return err
+		}
+		infos = infos[:0]
+		for _, m := range metas {
+			c, err := sr.Chunk(m.Ref)
+			if err != nil {
+				return err
+			}
+			infos = append(infos, ChunkInfo{MinTime: m.MinTime, MaxTime: m.MaxTime, Encoding: c.Encoding(), Samples: c.NumSamples()})
+		}
+		if err := f(builder.Labels(), infos); err != nil {
 			return err
 		}
 	}

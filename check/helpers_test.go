@@ -218,16 +218,12 @@ type handSeries struct {
 	minTime, maxTime int64
 }
 
-// writeHandBlock writes a block with one chunk per series straight with
-// the format packages, so that its index can say what a DB never would.
+// writeHandBlock writes a block with one XOR chunk per series straight
+// with the format packages, so that its index can say what a DB never
+// would.
 func writeHandBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []handSeries) string {
 	t.Helper()
-	id := ulid.MustNew(uint64(mint), strings.NewReader(strings.Repeat("x", 16)))
-	dir := filepath.Join(dbDir, id.String())
-	cw, err := chunkseg.NewSegmentWriter(fsys, filepath.Join(dir, "chunks"))
-	require.NoError(t, err)
-	metas := make([]chunks.Meta, len(series))
-	syms := map[string]bool{}
+	cs := make([]chunkSeries, len(series))
 	for i, s := range series {
 		c := chunks.NewXORChunk()
 		app, err := c.Appender()
@@ -235,8 +231,42 @@ func writeHandBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []handSe
 		for _, ts := range s.ts {
 			app.Append(ts, 1)
 		}
-		metas[i] = chunks.Meta{Chunk: c, MinTime: s.minTime, MaxTime: s.maxTime}
+		cs[i] = chunkSeries{lset: s.lset, chunk: c, minTime: s.minTime, maxTime: s.maxTime}
+	}
+	dir, _ := writeChunkBlock(t, fsys, mint, maxt, cs, true)
+	return dir
+}
+
+// chunkSeries is a series of a hand-built block: its single chunk, of any
+// encoding, and the chunk range the index claims for it.
+type chunkSeries struct {
+	lset             labels.Labels
+	chunk            chunks.Chunk
+	minTime, maxTime int64
+}
+
+// writeChunkBlock writes a block of one chunk per series with the format
+// packages, and returns its directory and the chunk reference of each
+// series. Its meta.json counts what it holds; with split set it also
+// splits the samples into float and histogram samples, as writers since
+// native histograms do.
+func writeChunkBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []chunkSeries, split bool) (string, []uint64) {
+	t.Helper()
+	id := ulid.MustNew(uint64(mint), strings.NewReader(strings.Repeat("x", 16)))
+	dir := filepath.Join(dbDir, id.String())
+	cw, err := chunkseg.NewSegmentWriter(fsys, filepath.Join(dir, "chunks"))
+	require.NoError(t, err)
+	metas := make([]chunks.Meta, len(series))
+	syms := map[string]bool{}
+	var floats, hists int
+	for i, s := range series {
+		metas[i] = chunks.Meta{Chunk: s.chunk, MinTime: s.minTime, MaxTime: s.maxTime}
 		s.lset.Range(func(l labels.Label) { syms[l.Name], syms[l.Value] = true, true })
+		if s.chunk.Encoding() == chunks.EncXOR {
+			floats += s.chunk.NumSamples()
+		} else {
+			hists += s.chunk.NumSamples()
+		}
 	}
 	require.NoError(t, cw.WriteChunks(metas...))
 	require.NoError(t, cw.Close())
@@ -250,19 +280,27 @@ func writeHandBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []handSe
 	for _, s := range sorted {
 		require.NoError(t, iw.AddSymbol(s))
 	}
+	refs := make([]uint64, len(series))
 	for i, s := range series {
+		refs[i] = metas[i].Ref
 		require.NoError(t, iw.AddSeries(uint64(i+1), s.lset, index.ChunkMeta{Ref: metas[i].Ref, MinTime: s.minTime, MaxTime: s.maxTime}))
 	}
 	require.NoError(t, iw.Close())
 	_, err = tombstones.WriteFile(fsys, dir, tombstones.NewMemTombstones())
 	require.NoError(t, err)
-	samples := 0
-	for _, s := range series {
-		samples += len(s.ts)
+	stats := map[string]any{"numSeries": len(series), "numChunks": len(series), "numSamples": floats + hists}
+	if split {
+		// Zero counts are omitted, as the writers omit them.
+		if floats > 0 {
+			stats["numFloatSamples"] = floats
+		}
+		if hists > 0 {
+			stats["numHistogramSamples"] = hists
+		}
 	}
 	meta := map[string]any{
 		"ulid": id.String(), "minTime": mint, "maxTime": maxt, "version": 1,
-		"stats":      map[string]any{"numSeries": len(series), "numChunks": len(series), "numSamples": samples},
+		"stats":      stats,
 		"compaction": map[string]any{"level": 1, "sources": []string{id.String()}},
 	}
 	b, err := json.Marshal(meta)
@@ -272,7 +310,7 @@ func writeHandBlock(t *testing.T, fsys vfs.FS, mint, maxt int64, series []handSe
 	_, err = f.Write(b)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	return dir
+	return dir, refs
 }
 
 // postingsList returns the encoding of a postings list section holding

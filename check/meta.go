@@ -21,10 +21,15 @@ type blockMeta struct {
 	MinTime int64  `json:"minTime"`
 	MaxTime int64  `json:"maxTime"`
 	Stats   struct {
-		NumSamples    uint64 `json:"numSamples,omitempty"`
-		NumSeries     uint64 `json:"numSeries,omitempty"`
-		NumChunks     uint64 `json:"numChunks,omitempty"`
-		NumTombstones uint64 `json:"numTombstones,omitempty"`
+		NumSamples uint64 `json:"numSamples,omitempty"`
+		// NumFloatSamples and NumHistogramSamples split NumSamples by
+		// chunk encoding (XOR, or either histogram encoding). Writers
+		// before native histograms omit both.
+		NumFloatSamples     uint64 `json:"numFloatSamples,omitempty"`
+		NumHistogramSamples uint64 `json:"numHistogramSamples,omitempty"`
+		NumSeries           uint64 `json:"numSeries,omitempty"`
+		NumChunks           uint64 `json:"numChunks,omitempty"`
+		NumTombstones       uint64 `json:"numTombstones,omitempty"`
 	} `json:"stats"`
 	Compaction struct {
 		Level   int      `json:"level"`

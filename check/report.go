@@ -90,6 +90,10 @@ type BlockSummary struct {
 	// Series, Chunks and Samples count what the index and chunk files hold
 	// (as far as they could be read); Tombstones counts deletion intervals.
 	Series, Chunks, Samples, Tombstones uint64
+	// HistogramChunks and HistogramSamples count the chunks of either
+	// histogram encoding (integer and float) and their samples; they are
+	// included in Chunks and Samples.
+	HistogramChunks, HistogramSamples uint64
 	// MinTime and MaxTime are the range from meta.json (0 if unreadable).
 	MinTime, MaxTime int64
 }

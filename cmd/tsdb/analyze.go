@@ -68,24 +68,38 @@ func runAnalyze(ctx context.Context, cfg analyzeConfig, stdout, stderr io.Writer
 // its context.
 const ctxCheckEvery = 1024
 
-// analyzeBlock reads the series of a block from its index: labels and the
-// time range of their chunks. It does not read the chunks. Reading the
-// index file is a format read past the public API, through package check:
-// see "the exception" in main.go.
+// analyzeBlock reads the series of a block from its index, labels and
+// chunk time ranges, and the encoding and sample count of each chunk from
+// the chunk's header; it decodes no samples. Reading the block's files is
+// a format read past the public API, through package check: see "the
+// exception" in main.go.
 func analyzeBlock(ctx context.Context, b diskBlock) (*cardinality, error) {
 	c := newCardinality("Block ID: "+b.meta.ULID.String(), b.meta.MinTime, b.meta.MaxTime)
 	c.span = fmt.Sprintf("%s to %s (%s)", formatTime(b.meta.MinTime), formatTime(b.meta.MaxTime), formatSpan(b.meta.MinTime, b.meta.MaxTime))
+	c.chunksKnown = true
 	n := 0
-	err := check.IndexSeries(vfs.OS(), b.dir, func(lset labels.Labels, nchunks int, mint, maxt int64) error {
+	err := check.BlockChunks(vfs.OS(), b.dir, func(lset labels.Labels, chks []check.ChunkInfo) error {
 		if n%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
 		n++
-		if nchunks > 0 {
-			c.add(lset, mint, maxt)
+		if len(chks) == 0 {
+			return nil
 		}
+		var st sampleCounts
+		for _, ch := range chks {
+			if ch.Encoding == chunks.EncHistogram || ch.Encoding == chunks.EncFloatHistogram {
+				st.histChunks++
+				st.histSamples += int64(ch.Samples)
+			} else {
+				st.floatChunks++
+				st.floatSamples += int64(ch.Samples)
+			}
+		}
+		c.add(lset, chks[0].MinTime, chks[len(chks)-1].MaxTime)
+		c.addCounts(st)
 		return nil
 	})
 	if err != nil {
@@ -119,19 +133,26 @@ func analyzeHead(ctx context.Context, dir string, stderr io.Writer) (*cardinalit
 		s := ss.At()
 		it := s.Iterator(nil)
 		first, last, n := int64(0), int64(0), 0
-		for it.Next() != chunks.ValNone {
+		var st sampleCounts
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
 			t := it.AtT()
 			if n == 0 {
 				first = t
 			}
 			last = t
 			n++
+			if vt == chunks.ValFloat {
+				st.floatSamples++
+			} else {
+				st.histSamples++
+			}
 		}
 		if err := it.Err(); err != nil {
 			return nil, err
 		}
 		if n > 0 {
 			c.add(s.Labels(), first, last)
+			c.addCounts(st)
 		}
 	}
 	return c, ss.Err()
@@ -155,6 +176,35 @@ type cardinality struct {
 	// churnPairs and churnNames count the churning series.
 	churnPairs map[labels.Label]int
 	churnNames map[string]int
+
+	// counts sums the samples (and chunks, if chunksKnown) of all series
+	// by type; floatSeries and histSeries count the series that have
+	// float, respectively native histogram, samples (a series may have
+	// both).
+	counts                  sampleCounts
+	chunksKnown             bool
+	floatSeries, histSeries int
+}
+
+// sampleCounts counts samples and chunks by type: floats (XOR chunks) and
+// native histograms (integer and float, either histogram encoding).
+type sampleCounts struct {
+	floatSamples, histSamples int64
+	floatChunks, histChunks   int64
+}
+
+// addCounts adds the counts of one series, which add counted.
+func (c *cardinality) addCounts(st sampleCounts) {
+	c.counts.floatSamples += st.floatSamples
+	c.counts.histSamples += st.histSamples
+	c.counts.floatChunks += st.floatChunks
+	c.counts.histChunks += st.histChunks
+	if st.floatSamples > 0 {
+		c.floatSeries++
+	}
+	if st.histSamples > 0 {
+		c.histSeries++
+	}
 }
 
 func newCardinality(title string, mint, maxt int64) *cardinality {
@@ -207,6 +257,15 @@ func (c *cardinality) write(w io.Writer, limit int) {
 	}
 	fmt.Fprintf(w, "Time range: %s\n", c.span)
 	fmt.Fprintf(w, "Series: %s\n", humanize.Comma(int64(c.series)))
+	ct := c.counts
+	fmt.Fprintf(w, "Series with float samples: %s, with native histogram samples: %s\n",
+		humanize.Comma(int64(c.floatSeries)), humanize.Comma(int64(c.histSeries)))
+	if c.chunksKnown {
+		fmt.Fprintf(w, "Chunks: %s (float: %s, histogram: %s)\n", humanize.Comma(ct.floatChunks+ct.histChunks),
+			humanize.Comma(ct.floatChunks), humanize.Comma(ct.histChunks))
+	}
+	fmt.Fprintf(w, "Samples: %s (float: %s, histogram: %s)\n", humanize.Comma(ct.floatSamples+ct.histSamples),
+		humanize.Comma(ct.floatSamples), humanize.Comma(ct.histSamples))
 	fmt.Fprintf(w, "Label names: %s\n", humanize.Comma(int64(len(c.names))))
 	fmt.Fprintf(w, "Postings (unique label pairs): %s\n", humanize.Comma(int64(len(c.pairs))))
 	fmt.Fprintf(w, "Postings entries (total label pairs): %s\n", humanize.Comma(int64(entries)))

@@ -32,9 +32,15 @@ func runCheck(dir string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(out)
 	}
 	for _, b := range rep.Blocks {
-		fmt.Fprintf(out, "block %s  %s to %s  %s series, %s chunks, %s samples, %s tombstones\n",
+		// Native histograms are counted in parentheses, where there are any.
+		hc, hs := "", ""
+		if b.HistogramChunks > 0 {
+			hc = " (" + humanize.Comma(int64(b.HistogramChunks)) + " histogram)"
+			hs = " (" + humanize.Comma(int64(b.HistogramSamples)) + " histogram)"
+		}
+		fmt.Fprintf(out, "block %s  %s to %s  %s series, %s chunks%s, %s samples%s, %s tombstones\n",
 			filepath.Base(b.Dir), formatTime(b.MinTime), formatTime(b.MaxTime), humanize.Comma(int64(b.Series)),
-			humanize.Comma(int64(b.Chunks)), humanize.Comma(int64(b.Samples)), humanize.Comma(int64(b.Tombstones)))
+			humanize.Comma(int64(b.Chunks)), hc, humanize.Comma(int64(b.Samples)), hs, humanize.Comma(int64(b.Tombstones)))
 	}
 	w := rep.WAL
 	switch {

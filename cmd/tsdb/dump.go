@@ -24,7 +24,13 @@ type dumpConfig struct {
 
 // runDump prints the samples of the series matching the selectors (all
 // series without one) in [minTime, maxTime], one "{labels} value
-// timestamp" line per sample, series in label order.
+// timestamp" line per sample, series in label order. The lines are those
+// of promtool tsdb dump's default format: a float as %g prints it, a
+// native histogram (integer or float) in Prometheus's notation
+// (histogram.Histogram.String), where a stale marker is "{count:0,
+// sum:NaN}" as a float stale marker is "NaN". (promtool's other formats,
+// OpenMetrics and label sets as JSON, print no histogram; tsdb dump has
+// only this one.)
 func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int {
 	var sets [][]*labels.Matcher
 	for _, s := range cfg.matches {
@@ -70,7 +76,8 @@ func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
-// writeSamples writes every sample of ss as "{labels} value timestamp".
+// writeSamples writes every sample of ss as "{labels} value timestamp";
+// strconv's shortest 'g' format is what fmt's %g prints.
 func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet) error {
 	var (
 		it  chunks.Iterator

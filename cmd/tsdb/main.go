@@ -16,6 +16,7 @@
 //	tsdb ls DIR                  blocks, head and WAL
 //	tsdb analyze DIR [BLOCK]     cardinality of a block or of the head
 //	tsdb dump DIR [--match SEL]  samples as "{labels} value timestamp"
+//	                             (histograms in promtool's notation)
 //	tsdb check DIR               offline consistency check; exit code 1 on damage
 //
 // A directory that is not a database makes them fail with exit code 1.
@@ -30,9 +31,10 @@
 // the documented exception:
 //
 //   - check runs package check, which reads every format itself;
-//   - analyze of a block reads the block's index with check.IndexSeries, to
-//     get every series' labels and chunk time ranges without reading the
-//     chunks or opening the database;
+//   - analyze of a block reads the block's index and chunk headers with
+//     check.BlockChunks, to get every series' labels, chunk time ranges
+//     and chunk encodings and sample counts (floats or native histograms)
+//     without decoding samples or opening the database;
 //   - ls finds the WAL's newest checkpoint with check.LastCheckpoint.
 //
 // This command imports no internal package: package check is its only way
@@ -114,7 +116,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	analyzeCmd.Arg("block", `Block ULID, or "head". Default: the newest block, or the head if there is no block.`).StringVar(&acfg.block)
 	analyzeCmd.Flag("limit", "Entries per list.").Default("20").IntVar(&acfg.limit)
 
-	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines (read-only).")
+	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines, as promtool tsdb dump does "+
+		"(native histograms in Prometheus's notation; read-only).")
 	var dcfg dumpConfig
 	dumpCmd.Arg("dir", "Data directory.").Required().StringVar(&dcfg.dir)
 	dumpCmd.Flag("match", "Series selector, e.g. 'up{job=\"api\"}' (repeatable: series matching any). Default: every series.").
