@@ -3,7 +3,6 @@ package tsdb
 import (
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -44,11 +43,6 @@ func newMixedWorkload() *mixedWorkload {
 func (w *mixedWorkload) sample(name string, r int) hsample {
 	t := int64(r+1) * 15000
 	_, h := w.gens[name].Next()
-	if h.UsesCustomBuckets() {
-		// The generator's bounds are odd on purpose (the encodings take
-		// any); Append takes valid ones only.
-		h.CustomValues = slices.Sorted(slices.Values(h.CustomValues))
-	}
 	kind := name
 	if name == "mix" {
 		kind = []string{"f", "h", "fh"}[r/50%3]

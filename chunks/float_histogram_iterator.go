@@ -146,7 +146,6 @@ func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram)
 			Sum:           it.sum.value(),
 			PositiveSpans: fh.PositiveSpans[:0], NegativeSpans: fh.NegativeSpans[:0],
 			PositiveBuckets: fh.PositiveBuckets[:0], NegativeBuckets: fh.NegativeBuckets[:0],
-			CustomValues: fh.CustomValues[:0],
 		}
 		return it.t, fh
 	}
@@ -158,7 +157,10 @@ func (it *FloatHistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram)
 	fh.NegativeSpans = append(fh.NegativeSpans[:0], it.layout.nSpans...)
 	fh.PositiveBuckets = appendFieldValues(fh.PositiveBuckets[:0], it.pBuckets)
 	fh.NegativeBuckets = appendFieldValues(fh.NegativeBuckets[:0], it.nBuckets)
-	fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
+	fh.CustomValues = nil // as Prometheus: only custom-bucket samples have bounds
+	if len(it.layout.customValues) > 0 {
+		fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
+	}
 	return it.t, fh
 }
 

@@ -181,7 +181,6 @@ func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) (int64, *histog
 			Sum:           it.sum,
 			PositiveSpans: h.PositiveSpans[:0], NegativeSpans: h.NegativeSpans[:0],
 			PositiveBuckets: h.PositiveBuckets[:0], NegativeBuckets: h.NegativeBuckets[:0],
-			CustomValues: h.CustomValues[:0],
 		}
 		return it.t, h
 	}
@@ -193,7 +192,10 @@ func (it *HistogramIterator) AtHistogram(h *histogram.Histogram) (int64, *histog
 	h.NegativeSpans = append(h.NegativeSpans[:0], it.layout.nSpans...)
 	h.PositiveBuckets = append(h.PositiveBuckets[:0], it.pBuckets...)
 	h.NegativeBuckets = append(h.NegativeBuckets[:0], it.nBuckets...)
-	h.CustomValues = append(h.CustomValues[:0], it.layout.customValues...)
+	h.CustomValues = nil // as Prometheus: only custom-bucket samples have bounds
+	if len(it.layout.customValues) > 0 {
+		h.CustomValues = append(h.CustomValues[:0], it.layout.customValues...)
+	}
 	return it.t, h
 }
 
@@ -209,7 +211,6 @@ func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int
 			Sum:           it.sum,
 			PositiveSpans: fh.PositiveSpans[:0], NegativeSpans: fh.NegativeSpans[:0],
 			PositiveBuckets: fh.PositiveBuckets[:0], NegativeBuckets: fh.NegativeBuckets[:0],
-			CustomValues: fh.CustomValues[:0],
 		}
 		return it.t, fh
 	}
@@ -221,7 +222,10 @@ func (it *HistogramIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int
 	fh.NegativeSpans = append(fh.NegativeSpans[:0], it.layout.nSpans...)
 	fh.PositiveBuckets = appendAbsolute(fh.PositiveBuckets[:0], it.pBuckets)
 	fh.NegativeBuckets = appendAbsolute(fh.NegativeBuckets[:0], it.nBuckets)
-	fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
+	fh.CustomValues = nil // as Prometheus: only custom-bucket samples have bounds
+	if len(it.layout.customValues) > 0 {
+		fh.CustomValues = append(fh.CustomValues[:0], it.layout.customValues...)
+	}
 	return it.t, fh
 }
 

@@ -53,7 +53,7 @@ func NewGen(seed uint64, custom, gauge bool) *Gen {
 	}
 	if custom {
 		g.schema = histogram.CustomBucketsSchema
-		g.custom = []float64{0.005, 0.1, 0.25, 1, 2.5, 10, 1e6, 33554.43}
+		g.custom = []float64{0.005, 0.1, 0.25, 1, 2.5, 10, 33554.43, 1e6}
 		for i := range 5 {
 			g.pos[int64(i)] = uint64(g.r.IntN(10))
 		}
