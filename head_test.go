@@ -51,7 +51,7 @@ type modelQuerier struct {
 	mint, maxt int64
 }
 
-// TestIsolationModel: random appends, commits (applied
+// TestIsolationModel: random appends of floats and histograms, commits (applied
 // sample by sample, interleaved with everything else), rollbacks and
 // queriers opened, read and closed in random order; every read is compared
 // with a model of what its snapshot must show.
@@ -74,13 +74,23 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 		lsets[i] = labels.FromStrings(labels.MetricName, "m", "s", fmt.Sprint(i))
 	}
 	var steppers sync.Map // *headAppender -> *stepper
+	// stop releases the paused commits when the test ends, so that a
+	// failure is reported instead of Close waiting for them forever.
+	stop := make(chan struct{})
 	h.commitHook = func(a *headAppender, i int) {
 		v, _ := steppers.Load(a)
 		st := v.(*stepper)
-		st.atSample <- i
-		<-st.proceed
+		select {
+		case st.atSample <- i:
+		case <-stop:
+			return
+		}
+		select {
+		case <-st.proceed:
+		case <-stop:
+		}
 	}
-	t.Cleanup(func() { h.commitHook = nil })
+	t.Cleanup(func() { close(stop) })
 
 	var (
 		clock      = 1 // advances at every completion and every querier creation
@@ -177,13 +187,13 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 			if it.Seek(target-1) == chunks.ValNone {
 				fail("seek %d in %s found nothing", target-1, l)
 			}
-			if ts, _ := it.At(); ts > target {
+			if ts := it.AtT(); ts > target {
 				fail("seek %d in %s landed on %d, after %d", target-1, l, ts, target)
 			}
 			if it.Seek(target) == chunks.ValNone {
 				fail("seek %d in %s found nothing", target, l)
 			}
-			if ts, _ := it.At(); ts != target {
+			if ts := it.AtT(); ts != target {
 				fail("seek %d in %s landed on %d", target, l, ts)
 			}
 		}
@@ -200,10 +210,24 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 				ts := lastIssued[si] + int64(rng.IntN(8)) - 2
 				lastIssued[si] = max(lastIssued[si], ts)
 				nextValue++
-				_, err := txn.app.Append(0, lsets[si], ts, nextValue)
+				// A third of the samples are integer and a third float
+				// histograms (of count nextValue), read back by
+				// querySamples as -count and -count-½.
+				var err error
+				v := nextValue
+				switch rng.IntN(3) {
+				case 0:
+					_, err = txn.app.Append(0, lsets[si], ts, v)
+				case 1:
+					_, err = txn.app.AppendHistogram(0, lsets[si], ts, crashHistogram(int(v)), nil)
+					v = -v
+				default:
+					_, err = txn.app.AppendHistogram(0, lsets[si], ts, nil, crashHistogram(int(v)).ToFloat())
+					v = -v - 0.5
+				}
 				switch {
 				case err == nil:
-					txn.samples = append(txn.samples, modelSample{si, ts, nextValue})
+					txn.samples = append(txn.samples, modelSample{si, ts, v})
 				case errors.Is(err, ErrOutOfOrderSample), errors.Is(err, ErrDuplicateSampleForTimestamp):
 				default:
 					fail("append: %v", err)

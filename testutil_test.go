@@ -51,6 +51,8 @@ func openTestDB(t testing.TB, opts *Options) (*DB, *prometheus.Registry) {
 }
 
 // querySamples returns every sample q returns for ms, by series string.
+// A histogram sample is returned as a float that identifies its type and
+// count (see read below), which is all the tests need to tell them apart.
 func querySamples(t testing.TB, q Querier, ms ...*labels.Matcher) map[string][]sample {
 	t.Helper()
 	if len(ms) == 0 {
@@ -62,8 +64,18 @@ func querySamples(t testing.TB, q Querier, ms ...*labels.Matcher) map[string][]s
 	first := true
 	read := func(it chunks.Iterator) []sample {
 		var got []sample
-		for it.Next() != chunks.ValNone {
-			ts, v := it.At()
+		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+			ts, v := it.AtT(), 0.0
+			switch vt {
+			case chunks.ValFloat:
+				_, v = it.At()
+			case chunks.ValHistogram:
+				_, h := it.AtHistogram(nil)
+				v = -float64(h.Count) // histograms read as their negated count
+			default:
+				_, fh := it.AtFloatHistogram(nil)
+				v = -fh.Count - 0.5 // float histograms as their negated count minus ½
+			}
 			got = append(got, sample{ts, v})
 		}
 		require.NoError(t, it.Err())

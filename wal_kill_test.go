@@ -32,6 +32,7 @@ func killLabels(i int) labels.Labels {
 }
 
 // TestWALKill checks durability under SIGKILL: a child process commits batches
+// of floats and histograms
 // with fsync at every commit and reports each one on stdout once Commit has
 // returned; the parent kills it with SIGKILL at a random moment, reopens the
 // DB and checks that every reported batch is present and none is partial.
@@ -120,8 +121,7 @@ func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		for it.Next() != chunks.ValNone {
-			ts, _ := it.At()
-			counts[int(ts)]++
+			counts[int(it.AtT())]++
 		}
 	}
 	require.NoError(t, ss.Err())
@@ -150,7 +150,17 @@ func killChild(t *testing.T, dir string) {
 	for k := start; time.Now().Before(deadline); k++ {
 		app := db.Appender(ctx)
 		for i := 0; i < killBatchWidth; i++ {
-			_, err := app.Append(0, killLabels(i), int64(k), float64(k))
+			// A third of the series take integer and a third float
+			// histograms: a batch is a commit group of several records.
+			var err error
+			switch i % 3 {
+			case 0:
+				_, err = app.Append(0, killLabels(i), int64(k), float64(k))
+			case 1:
+				_, err = app.AppendHistogram(0, killLabels(i), int64(k), crashHistogram(k), nil)
+			default:
+				_, err = app.AppendHistogram(0, killLabels(i), int64(k), nil, crashHistogram(k).ToFloat())
+			}
 			require.NoError(t, err)
 		}
 		require.NoError(t, app.Commit())
