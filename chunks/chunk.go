@@ -99,8 +99,9 @@ func (nopIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histog
 func (nopIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
 	return 0, fh
 }
-func (nopIterator) AtT() int64 { return 0 }
-func (nopIterator) Err() error { return nil }
+func (nopIterator) AtT() int64  { return 0 }
+func (nopIterator) AtST() int64 { return 0 }
+func (nopIterator) Err() error  { return nil }
 
 // NewErrIterator returns an iterator over no samples whose Err returns err.
 func NewErrIterator(err error) Iterator { return errIterator{nopIterator{}, err} }
