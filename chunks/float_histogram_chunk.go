@@ -112,6 +112,9 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	if it.err != nil {
 		return nil, it.err
 	}
+	if err := it.st.checkResumable(it.read); err != nil {
+		return nil, err
+	}
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
 	}

@@ -1,5 +1,7 @@
 package chunks
 
+import "fmt"
+
 // Start timestamps (ST). The encodings EncXOR2, EncHistogramST and
 // EncFloatHistogramST store, besides each sample's time t, an optional start
 // time st: the time the cumulative value of the sample started counting
@@ -10,8 +12,7 @@ package chunks
 // count) says where ST data is: bit 7 is set if sample 0 carries one
 // ("first ST known"), and bits 6..0 hold the index of the first sample
 // after sample 0 that carries one ("first ST change"; 0 for none). Every
-// sample from that index on carries one. A chunk whose samples all have
-// st == 0 has a zero ST byte and no other ST data, so it costs one byte.
+// sample from that index on carries one.
 //
 // The ST data of a sample follows its encoded time and value:
 //
@@ -25,7 +26,9 @@ package chunks
 // the first sample whose ST differs from the previous sample's, and at the
 // latest at index maxSTChangeOn (so that the index fits in 7 bits, even if
 // ST changes later); from there on every sample carries a delta, 1 bit when
-// ST did not move relative to the previous sample's time.
+// prevT - st did not change. So a chunk whose STs are all 0 costs only the
+// header byte for its first 127 samples, and a delta per sample after that
+// (Prometheus's choice, kept for identical bytes).
 
 const (
 	// stHeaderByte is the offset of the ST header byte in every ST encoding:
@@ -102,6 +105,17 @@ func (s *stState) decode(r *bitReader, i int, t, prevT int64) (ok bool, reason s
 	}
 	s.st = prevT - s.diff
 	return true, ""
+}
+
+// checkResumable reports the ST state after n decoded samples that an
+// encoder could not continue: one past index maxSTChangeOn that names no
+// first change, which no encoder writes and which leaves no way to record
+// a later one.
+func (s *stState) checkResumable(n int) error {
+	if s.changeOn == 0 && n > maxSTChangeOn+1 {
+		return corruptAt(stHeaderByte, -1, fmt.Sprintf("ST header names no first change but the chunk has %d samples", n))
+	}
+	return nil
 }
 
 // readSTHeader returns a decoder state for a chunk whose ST header byte is

@@ -135,6 +135,9 @@ func (c *XOR2Chunk) XOR2Appender() (*XOR2Appender, error) {
 	if it.err != nil {
 		return nil, it.err
 	}
+	if err := it.st.checkResumable(it.read); err != nil {
+		return nil, err
+	}
 	end := it.br.bitPos()
 	free := len(c.w.buf)*8 - end
 	if free < 0 || free > 7 {
