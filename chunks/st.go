@@ -107,13 +107,17 @@ func (s *stState) decode(r *bitReader, i int, t, prevT int64) (ok bool, reason s
 	return true, ""
 }
 
-// checkResumable reports the ST state after n decoded samples that an
-// encoder could not continue: one past index maxSTChangeOn that names no
-// first change, which no encoder writes and which leaves no way to record
-// a later one.
+// checkResumable reports the ST headers that no encoder writes and that an
+// encoder could not continue after the chunk's n samples: one that names
+// no first change in a chunk of more than maxSTChangeOn+1 samples (a later
+// change could not be recorded), or a first change at a sample the chunk
+// does not have (the decoder would not read the ST data appended).
 func (s *stState) checkResumable(n int) error {
-	if s.changeOn == 0 && n > maxSTChangeOn+1 {
+	switch {
+	case s.changeOn == 0 && n > maxSTChangeOn+1:
 		return corruptAt(stHeaderByte, -1, fmt.Sprintf("ST header names no first change but the chunk has %d samples", n))
+	case s.changeOn > 0 && int(s.changeOn) >= n:
+		return corruptAt(stHeaderByte, -1, fmt.Sprintf("ST header names a first change at sample %d of a chunk of %d", s.changeOn, n))
 	}
 	return nil
 }

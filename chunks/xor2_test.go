@@ -110,7 +110,10 @@ func requireResumes(t testing.TB, c *XOR2Chunk, ss []stSample, k int) {
 		require.Equal(t, c.Bytes(), fd.Bytes(), "resumed after %d samples", k)
 	}
 	got := collectXOR2(t, fd.Iterator(nil))
-	require.Equal(t, ss, got, "resumed after %d samples", k)
+	require.Equal(t, len(ss), len(got), "resumed after %d samples", k)
+	for i := range ss {
+		require.Equal(t, ss[i], got[i], "resumed after %d samples: sample %d", k, i)
+	}
 }
 
 func collectXOR2(t testing.TB, it Iterator) []stSample {
