@@ -350,3 +350,40 @@ func FuzzHistogramSTChunkGolden(f *testing.F) {
 		runGolden(t, o, seed, int(n%1000)+1)
 	})
 }
+
+// FuzzHistogramSTChunkDecodeParity is FuzzHistogramChunkDecodeParity for
+// the ST encodings.
+func FuzzHistogramSTChunkDecodeParity(f *testing.F) {
+	for _, float := range []bool{false, true} {
+		for seed := range uint64(3) {
+			o := goldenOpts{custom: seed == 1, gauge: seed == 2, float: float, st: stPattern(seed + 2)}
+			g := newHistGen(seed, o.custom, o.gauge)
+			ts, hs := histSeq(g, 30)
+			sts := o.st.starts(seed, ts)
+			oh := newOurHistHead(f, o)
+			for i := range ts {
+				oh.append(f, o, i, sts[i], ts[i], hs[i])
+			}
+			for _, b := range oh.bytes(float) {
+				f.Add(b, float)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte, float bool) {
+		enc := chunks.EncHistogramST
+		if float {
+			enc = chunks.EncFloatHistogramST
+		}
+		c, err := chunks.FromData(enc, b)
+		if err != nil {
+			return
+		}
+		it := c.Iterator(nil)
+		for it.Next() != chunks.ValNone {
+		}
+		if it.Err() != nil {
+			return
+		}
+		requireSameDecoding(t, b, float, true)
+	})
+}
