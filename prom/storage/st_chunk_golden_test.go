@@ -125,7 +125,7 @@ func floatSeq(seed uint64, n int) (ts []int64, vs []float64) {
 				ts, vs = append(ts, t), append(vs, stale)
 				continue
 			case 1:
-				ts, vs = append(ts, t), append(vs, [...]float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -0.0}[r.IntN(5)])
+				ts, vs = append(ts, t), append(vs, [...]float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1)}[r.IntN(5)])
 				continue
 			}
 			v += float64(r.IntN(3))
