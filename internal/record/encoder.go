@@ -38,7 +38,8 @@ func appendLabels(b []byte, ls labels.Labels) []byte {
 // Samples appends a Samples record holding s to b and returns the extended
 // slice. The first sample's ref and timestamp are the base the others are
 // stored relative to (with wrapping arithmetic, so any values round-trip);
-// values are stored as raw bits, keeping NaN payloads.
+// values are stored as raw bits, keeping NaN payloads. Start timestamps are
+// not stored (see SamplesV2).
 func (Encoder) Samples(s []RefSample, b []byte) []byte {
 	b = append(b, byte(Samples))
 	if len(s) == 0 {
