@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/histogram"
 )
 
 // stSample is a float sample with its start timestamp.
@@ -368,4 +373,118 @@ func FuzzXOR2Decode(f *testing.F) {
 		again := collectXOR2(t, c.Iterator(nil))
 		require.Equal(t, append(got, next), again)
 	})
+}
+
+// concST is the start timestamp of sample i of the XOR2 concurrency test:
+// 0 for the first 50 samples of each 200-sample chunk, so that the ST
+// header byte changes while readers iterate the chunk, then moving in steps.
+func concST(i int) int64 {
+	if i%200 < 50 {
+		return 0
+	}
+	return int64(i/37) * 1000
+}
+
+// TestXOR2ConcurrentAppendIterate is TestXORConcurrentAppendIterate for
+// XOR2 chunks with start timestamps: iterators created under the lock must
+// yield exactly the samples, start timestamps included, appended before.
+func TestXOR2ConcurrentAppendIterate(t *testing.T) {
+	const (
+		total     = 30_000
+		perChunk  = 200
+		readers   = 2
+		minChecks = 100
+	)
+	var (
+		mu   sync.Mutex // protects cs, app, n
+		cs   []*XOR2Chunk
+		app  *XOR2Appender
+		n    int
+		done atomic.Bool
+		wg   sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer done.Store(true)
+		for i := range total {
+			mu.Lock()
+			if i%perChunk == 0 {
+				if len(cs) > 0 {
+					cs[len(cs)-1].Compact()
+				}
+				c := NewXOR2Chunk()
+				a, err := c.XOR2Appender()
+				if !assert.NoError(t, err) {
+					mu.Unlock()
+					return
+				}
+				cs, app = append(cs, c), a
+			}
+			ts, v := concSample(i)
+			app.AppendST(concST(i), ts, v)
+			n++
+			mu.Unlock()
+		}
+	}()
+	var checks atomic.Int64
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 43))
+			var it Iterator
+			for local := 0; !done.Load() || local < minChecks; {
+				mu.Lock()
+				if len(cs) == 0 {
+					mu.Unlock()
+					continue
+				}
+				k := len(cs) - 1
+				if rng.IntN(4) == 0 {
+					k = rng.IntN(len(cs))
+				}
+				want := min(perChunk, n-k*perChunk)
+				it = cs[k].Iterator(it)
+				mu.Unlock()
+				got := 0
+				for it.Next() != ValNone {
+					ts, v := it.At()
+					i := k*perChunk + got
+					wt, wv := concSample(i)
+					if ts != wt || math.Float64bits(v) != math.Float64bits(wv) || it.(*XOR2Iterator).AtST() != concST(i) {
+						t.Errorf("chunk %d sample %d: got (%d, %d, %g), want (%d, %d, %g)", k, got, it.(*XOR2Iterator).AtST(), ts, v, concST(i), wt, wv)
+						return
+					}
+					got++
+				}
+				if !assert.NoError(t, it.Err(), "chunk %d", k) || !assert.Equal(t, want, got, "chunk %d", k) {
+					return
+				}
+				checks.Add(1)
+				local++
+			}
+		}()
+	}
+	wg.Wait()
+	require.GreaterOrEqual(t, checks.Load(), int64(readers*minChecks))
+}
+
+// TestAtSTWithoutST checks that the iterators of the encodings without
+// start timestamps report 0.
+func TestAtSTWithoutST(t *testing.T) {
+	type atST interface{ AtST() int64 }
+	x := encode(t, []testSample{{T: 1, V: 1}})
+	it := x.Iterator(nil)
+	require.Equal(t, ValFloat, it.Next())
+	require.Equal(t, int64(0), it.(atST).AtST())
+	h := NewHistogramChunk()
+	ha, err := h.Appender()
+	require.NoError(t, err)
+	_, _, _, err = ha.AppendHistogramST(5, 1, &histogram.Histogram{Count: 1, ZeroCount: 1})
+	require.NoError(t, err)
+	hit := h.Iterator(nil)
+	require.Equal(t, ValHistogram, hit.Next())
+	require.Equal(t, int64(0), hit.(atST).AtST(), "plain histogram chunks drop ST")
+	require.Equal(t, int64(0), NewNopIterator().(atST).AtST())
 }
