@@ -79,7 +79,12 @@ func (c *XOR2Chunk) Encoding() Encoding { return EncXOR2 }
 func (c *XOR2Chunk) Bytes() []byte { return c.w.buf }
 
 // NumSamples returns the number of samples in the chunk.
-func (c *XOR2Chunk) NumSamples() int { return int(binary.BigEndian.Uint16(c.w.buf)) }
+func (c *XOR2Chunk) NumSamples() int {
+	if len(c.w.buf) < headerSize {
+		return 0
+	}
+	return int(binary.BigEndian.Uint16(c.w.buf))
+}
 
 // Compact trims excess capacity from the chunk's byte slice. Iterators
 // created earlier keep reading the old slice, which stays valid.
