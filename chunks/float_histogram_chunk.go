@@ -112,8 +112,10 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	if it.err != nil {
 		return nil, it.err
 	}
-	if err := it.st.checkResumable(it.read); c.st && err != nil {
-		return nil, err
+	if c.st {
+		if err := it.st.checkResumable(it.read); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err

@@ -126,8 +126,10 @@ func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	if it.err != nil {
 		return nil, it.err
 	}
-	if err := it.st.checkResumable(it.read); c.st && err != nil {
-		return nil, err
+	if c.st {
+		if err := it.st.checkResumable(it.read); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
