@@ -9,11 +9,12 @@ import "github.com/isotsdb/tsdb/histogram"
 type millis = int64
 
 // Chunk is an encoded sequence of samples in strictly increasing time order,
-// of any encoding (XORChunk, HistogramChunk, FloatHistogramChunk).
+// of any encoding (XORChunk, XOR2Chunk, HistogramChunk, FloatHistogramChunk;
+// the last two also hold the ST encodings).
 //
 // Appending is not part of Chunk: each encoding appends its own sample type
-// through its own appender (XORChunk.Appender, HistogramChunk.Appender,
-// FloatHistogramChunk.Appender), so the float path has no histogram
+// through its own appender (XORChunk.Appender, XOR2Chunk.XOR2Appender,
+// HistogramChunk.Appender, FloatHistogramChunk.Appender), so the float path has no histogram
 // branches and no appender has a method it cannot honour.
 //
 // A chunk is not safe for concurrent mutation: Appender, Append and Compact
@@ -99,8 +100,9 @@ func (nopIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histog
 func (nopIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
 	return 0, fh
 }
-func (nopIterator) AtT() int64 { return 0 }
-func (nopIterator) Err() error { return nil }
+func (nopIterator) AtT() int64  { return 0 }
+func (nopIterator) AtST() int64 { return 0 }
+func (nopIterator) Err() error  { return nil }
 
 // NewErrIterator returns an iterator over no samples whose Err returns err.
 func NewErrIterator(err error) Iterator { return errIterator{nopIterator{}, err} }

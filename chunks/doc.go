@@ -15,6 +15,13 @@
 //	then per sample: delta-of-delta of the timestamp, value XOR-encoded
 //	zero padding up to a byte boundary
 //
+// The other encodings are Prometheus's too: integer and float native
+// histograms (histogram.go), and, for samples that carry a start timestamp
+// (OpenTelemetry's cumulative start time), XOR2 for floats (xor2.go) and
+// the ST variants of the two histogram encodings (st.go). Their iterators
+// have AtST besides the Iterator methods; the other iterators' AtST
+// returns 0.
+//
 // # Concurrency
 //
 // A chunk is written by one goroutine at a time. Readers may iterate a chunk

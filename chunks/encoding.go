@@ -21,10 +21,19 @@ const (
 	// EncFloatHistogram is the encoding of float native histogram samples
 	// (FloatHistogramChunk).
 	EncFloatHistogram Encoding = 3
+	// EncXOR2 is the encoding of float samples with start timestamps
+	// (XOR2Chunk).
+	EncXOR2 Encoding = 4
+	// EncHistogramST is EncHistogram with start timestamps
+	// (HistogramChunk made by NewHistogramSTChunk).
+	EncHistogramST Encoding = 5
+	// EncFloatHistogramST is EncFloatHistogram with start timestamps
+	// (FloatHistogramChunk made by NewFloatHistogramSTChunk).
+	EncFloatHistogramST Encoding = 6
 )
 
 // String returns the encoding's name as Prometheus spells it ("none", "XOR",
-// "histogram", "floathistogram"),
+// "histogram", "floathistogram", "XOR2", "histogramST", "floathistogramST"),
 // or "Encoding(n)" for a value this package does not know.
 func (e Encoding) String() string {
 	switch e {
@@ -36,6 +45,12 @@ func (e Encoding) String() string {
 		return "histogram"
 	case EncFloatHistogram:
 		return "floathistogram"
+	case EncXOR2:
+		return "XOR2"
+	case EncHistogramST:
+		return "histogramST"
+	case EncFloatHistogramST:
+		return "floathistogramST"
 	}
 	return "Encoding(" + strconv.Itoa(int(e)) + ")"
 }
@@ -45,8 +60,9 @@ func (e Encoding) String() string {
 // iterators read it in place, so the caller must not change it while they are
 // in use. Appender on such a chunk copies data first and never writes to it.
 //
-// EncXOR yields an *XORChunk, EncHistogram a *HistogramChunk and
-// EncFloatHistogram a *FloatHistogramChunk. Any other encoding yields an
+// EncXOR yields an *XORChunk, EncXOR2 an *XOR2Chunk, EncHistogram and
+// EncHistogramST a *HistogramChunk, and EncFloatHistogram and
+// EncFloatHistogramST a *FloatHistogramChunk. Any other encoding yields an
 // error wrapping ErrUnknownEncoding; data too short to hold the header (or
 // a histogram header that cannot be valid) yields one wrapping ErrCorrupt.
 // The rest of data is checked only as it is decoded.
@@ -66,6 +82,24 @@ func FromData(e Encoding, data []byte) (Chunk, error) {
 		return c, nil
 	case EncFloatHistogram:
 		c, err := FloatHistogramChunkFromData(data)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case EncXOR2:
+		c, err := XOR2ChunkFromData(data)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case EncHistogramST:
+		c, err := HistogramSTChunkFromData(data)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	case EncFloatHistogramST:
+		c, err := FloatHistogramSTChunkFromData(data)
 		if err != nil {
 			return nil, err
 		}

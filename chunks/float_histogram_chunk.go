@@ -20,6 +20,25 @@ func NewFloatHistogramChunk() *FloatHistogramChunk {
 	return &FloatHistogramChunk{newHistChunk()}
 }
 
+// NewFloatHistogramSTChunk returns an empty float histogram chunk in the
+// encoding with start timestamps, EncFloatHistogramST; see
+// NewHistogramSTChunk.
+func NewFloatHistogramSTChunk() *FloatHistogramChunk {
+	c := &FloatHistogramChunk{newHistChunk()}
+	c.st = true
+	return c
+}
+
+// FloatHistogramSTChunkFromData is HistogramChunkFromData for
+// EncFloatHistogramST.
+func FloatHistogramSTChunkFromData(b []byte) (*FloatHistogramChunk, error) {
+	hc, err := histChunkFromData(b, EncFloatHistogramST)
+	if err != nil {
+		return nil, err
+	}
+	return &FloatHistogramChunk{hc}, nil
+}
+
 // FloatHistogramChunkFromData is HistogramChunkFromData for float
 // histogram chunks.
 func FloatHistogramChunkFromData(b []byte) (*FloatHistogramChunk, error) {
@@ -30,8 +49,14 @@ func FloatHistogramChunkFromData(b []byte) (*FloatHistogramChunk, error) {
 	return &FloatHistogramChunk{hc}, nil
 }
 
-// Encoding returns EncFloatHistogram.
-func (c *FloatHistogramChunk) Encoding() Encoding { return EncFloatHistogram }
+// Encoding returns EncFloatHistogram, or EncFloatHistogramST for a chunk
+// made by NewFloatHistogramSTChunk or FloatHistogramSTChunkFromData.
+func (c *FloatHistogramChunk) Encoding() Encoding {
+	if c.st {
+		return EncFloatHistogramST
+	}
+	return EncFloatHistogram
+}
 
 // Bytes returns the encoded chunk, header included. The slice aliases the
 // chunk and is valid until the next append or Compact.
@@ -63,7 +88,7 @@ func (c *FloatHistogramChunk) Iterator(reuse Iterator) Iterator {
 	if !ok || it == nil {
 		it = new(FloatHistogramIterator)
 	}
-	it.Reset(c.w.buf)
+	it.reset(c.w.buf, c.st)
 	return it
 }
 
@@ -73,19 +98,24 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	a := &FloatHistogramAppender{c: c}
 	a.cnt.win, a.zCnt.win, a.sum.win = xorWindow{leading: noLeading}, xorWindow{leading: noLeading}, xorWindow{leading: noLeading}
 	if c.numSamples() == 0 {
-		if c.borrowed || len(c.w.buf) != histHeaderSize {
-			hdr := c.w.buf[histFlagsByte]
-			c.histChunk = newHistChunk()
-			c.w.buf[histFlagsByte] = hdr
+		if c.borrowed || len(c.w.buf) != histHeaderSize || (c.st && c.w.buf[stHeaderByte] != 0) {
+			hdr := c.counterResetHeader()
+			c.histChunk = c.empty()
+			c.setCounterResetHeader(hdr)
 		}
 		return a, nil
 	}
 	var it FloatHistogramIterator
-	it.Reset(c.w.buf)
+	it.reset(c.w.buf, c.st)
 	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
+	}
+	if c.st {
+		if err := it.st.checkResumable(it.read); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
@@ -103,6 +133,7 @@ func (c *FloatHistogramChunk) Appender() (*FloatHistogramAppender, error) {
 	for i := range a.nBuckets {
 		a.nBuckets[i] = a.nBuckets[i].resumed()
 	}
+	a.st = it.st
 	return a, nil
 }
 
@@ -131,6 +162,7 @@ type FloatHistogramAppender struct {
 	t, tDelta          int64
 	cnt, zCnt, sum     xorField
 	pBuckets, nBuckets []xorField
+	st                 stState // ST chunks only
 
 	scratch []float64 // bucket values for appendable, kept to save allocations
 }
@@ -142,7 +174,13 @@ func (a *FloatHistogramAppender) Chunk() *FloatHistogramChunk { return a.c }
 // HistogramAppender.AppendHistogram for float histograms, with the same
 // rules and results. fh is not changed or retained.
 func (a *FloatHistogramAppender) AppendFloatHistogram(t int64, fh *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
-	return a.AppendFloatHistogramAfter(nil, t, fh)
+	return a.AppendFloatHistogramSTAfter(nil, 0, t, fh)
+}
+
+// AppendFloatHistogramST is AppendFloatHistogram with the sample's start
+// timestamp st (0: none); see HistogramAppender.AppendHistogramST.
+func (a *FloatHistogramAppender) AppendFloatHistogramST(st, t int64, fh *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
+	return a.AppendFloatHistogramSTAfter(nil, st, t, fh)
 }
 
 // AppendFloatHistogramAfter is AppendFloatHistogram for a chunk that
@@ -152,6 +190,12 @@ func (a *FloatHistogramAppender) AppendFloatHistogram(t int64, fh *histogram.Flo
 // because of a counter reset and to NotCounterReset otherwise (unlike
 // integer chunks, Prometheus never records "unknown" here).
 func (a *FloatHistogramAppender) AppendFloatHistogramAfter(prev *FloatHistogramAppender, t int64, fh *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
+	return a.AppendFloatHistogramSTAfter(prev, 0, t, fh)
+}
+
+// AppendFloatHistogramSTAfter is AppendFloatHistogramAfter with the
+// sample's start timestamp; see HistogramAppender.AppendHistogramST.
+func (a *FloatHistogramAppender) AppendFloatHistogramSTAfter(prev *FloatHistogramAppender, st, t int64, fh *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
 	if !isStale(fh.Sum) {
 		if err := checkShape(fh.PositiveSpans, fh.NegativeSpans, len(fh.PositiveBuckets), len(fh.NegativeBuckets)); err != nil {
 			return 0, nil, nil, err
@@ -161,7 +205,7 @@ func (a *FloatHistogramAppender) AppendFloatHistogramAfter(prev *FloatHistogramA
 	h := &hc
 	num := a.c.numSamples()
 	if num == 0 {
-		a.appendSample(0, t, h)
+		a.appendSample(0, st, t, h)
 		a.c.setNumSamples(1)
 		switch {
 		case h.CounterResetHint == histogram.GaugeType || h.CounterResetHint == histogram.CounterReset:
@@ -175,15 +219,15 @@ func (a *FloatHistogramAppender) AppendFloatHistogramAfter(prev *FloatHistogramA
 		}
 		return AppendedInPlace, a.c, a, nil
 	}
-	if num == MaxSamples {
-		na, _ := NewFloatHistogramChunk().Appender()
+	if num == a.c.maxSamples() {
+		na, _ := (&FloatHistogramChunk{a.c.empty()}).Appender()
 		if a.c.counterResetHeader() == histogram.GaugeType {
 			na.c.setCounterResetHeader(histogram.GaugeType)
-			na.appendSample(0, t, h)
+			na.appendSample(0, st, t, h)
 			na.c.setNumSamples(1)
 			return CutNewChunk, na.c, na, nil
 		}
-		_, c, na, err := na.AppendFloatHistogramAfter(a, t, h)
+		_, c, na, err := na.AppendFloatHistogramSTAfter(a, st, t, h)
 		return CutNewChunk, c, na, err
 	}
 
@@ -195,7 +239,7 @@ func (a *FloatHistogramAppender) AppendFloatHistogramAfter(prev *FloatHistogramA
 			if reset {
 				hint = histogram.CounterReset
 			}
-			return a.cut(hint, t, h)
+			return a.cut(st, hint, t, h)
 		}
 		if len(g.pBack) > 0 || len(g.nBack) > 0 {
 			if len(g.pFwd) == 0 && len(g.nFwd) == 0 {
@@ -208,43 +252,43 @@ func (a *FloatHistogramAppender) AppendFloatHistogramAfter(prev *FloatHistogramA
 			h.PositiveBuckets = insertBuckets(h.PositiveBuckets, g.pBack, false)
 			h.NegativeBuckets = insertBuckets(h.NegativeBuckets, g.nBack, false)
 		}
-		return a.finish(g, num, t, h)
+		return a.finish(g, num, st, t, h)
 	}
 	var ok bool
 	var pUnion, nUnion []histogram.Span
 	g, pUnion, nUnion, ok = a.appendableGauge(h)
 	if !ok {
-		return a.cut(histogram.GaugeType, t, h)
+		return a.cut(st, histogram.GaugeType, t, h)
 	}
 	if len(g.pBack) > 0 || len(g.nBack) > 0 {
 		h.PositiveSpans, h.NegativeSpans = pUnion, nUnion
 		h.PositiveBuckets = insertBuckets(h.PositiveBuckets, g.pBack, false)
 		h.NegativeBuckets = insertBuckets(h.NegativeBuckets, g.nBack, false)
 	}
-	return a.finish(g, num, t, h)
+	return a.finish(g, num, st, t, h)
 }
 
 // finish appends h in place, or recodes the chunk first if g has forward
 // inserts.
-func (a *FloatHistogramAppender) finish(g layoutGrowth, num int, t int64, h *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
+func (a *FloatHistogramAppender) finish(g layoutGrowth, num int, st, t int64, h *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
 	if len(g.pFwd) > 0 || len(g.nFwd) > 0 {
 		na, err := a.recode(g, h.PositiveSpans, h.NegativeSpans)
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		na.appendSample(na.c.numSamples(), t, h)
+		na.appendSample(na.c.numSamples(), st, t, h)
 		na.c.setNumSamples(na.c.numSamples() + 1)
 		return Recoded, na.c, na, nil
 	}
-	a.appendSample(num, t, h)
+	a.appendSample(num, st, t, h)
 	a.c.setNumSamples(num + 1)
 	return AppendedInPlace, a.c, a, nil
 }
 
-func (a *FloatHistogramAppender) cut(hint histogram.CounterResetHint, t int64, h *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
-	na, _ := NewFloatHistogramChunk().Appender()
+func (a *FloatHistogramAppender) cut(st int64, hint histogram.CounterResetHint, t int64, h *histogram.FloatHistogram) (HistogramAppendResult, *FloatHistogramChunk, *FloatHistogramAppender, error) {
+	na, _ := (&FloatHistogramChunk{a.c.empty()}).Appender()
 	na.c.setCounterResetHeader(hint)
-	na.appendSample(0, t, h)
+	na.appendSample(0, st, t, h)
 	na.c.setNumSamples(1)
 	return CutNewChunk, na.c, na, nil
 }
@@ -303,13 +347,15 @@ func (a *FloatHistogramAppender) appendableGauge(h *histogram.FloatHistogram) (g
 	return g, pUnion, nUnion, true
 }
 
-// appendSample encodes h after the num samples in the chunk; the caller
-// updates the sample count.
-func (a *FloatHistogramAppender) appendSample(num int, t int64, h *histogram.FloatHistogram) {
+// appendSample encodes h, with start timestamp st if the chunk stores
+// them, after the num samples in the chunk; the caller updates the sample
+// count.
+func (a *FloatHistogramAppender) appendSample(num int, st, t int64, h *histogram.FloatHistogram) {
 	if isStale(h.Sum) {
 		h = &histogram.FloatHistogram{Sum: h.Sum}
 	}
 	w := &a.c.w
+	prevT := a.t
 	var tDelta int64
 	if num == 0 {
 		a.layout = histLayout{
@@ -346,6 +392,9 @@ func (a *FloatHistogramAppender) appendSample(num int, t int64, h *histogram.Flo
 		}
 	}
 	a.t, a.tDelta = t, tDelta
+	if a.c.st {
+		a.st.encode(w, num, t, prevT, st)
+	}
 }
 
 // newFields returns fields holding vs, with no XOR window yet.
@@ -361,9 +410,9 @@ func newFields(vs []float64) []xorField {
 // the given spans, adding the forward inserts' empty buckets to every
 // sample, and returns the new chunk's appender. The header is kept.
 func (a *FloatHistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Span) (*FloatHistogramAppender, error) {
-	na, _ := NewFloatHistogramChunk().Appender()
+	na, _ := (&FloatHistogramChunk{a.c.empty()}).Appender()
 	var it FloatHistogramIterator
-	it.Reset(a.c.w.buf)
+	it.reset(a.c.w.buf, a.c.st)
 	n := 0
 	for it.Next() != ValNone {
 		var old histogram.FloatHistogram
@@ -377,13 +426,13 @@ func (a *FloatHistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogr
 				old.NegativeBuckets = insertBuckets(old.NegativeBuckets, g.nFwd, false)
 			}
 		}
-		na.appendSample(n, it.t, &old)
+		na.appendSample(n, it.st.st, it.t, &old)
 		n++
 	}
 	if it.err != nil {
 		return nil, fmt.Errorf("recoding float histogram chunk: %w", it.err)
 	}
 	na.c.setNumSamples(n)
-	na.c.w.buf[histFlagsByte] = a.c.w.buf[histFlagsByte]
+	na.c.setCounterResetHeader(a.c.counterResetHeader())
 	return na, nil
 }

@@ -1,7 +1,6 @@
 package chunks
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -21,12 +20,18 @@ type FloatHistogramIterator struct {
 	cnt, zCnt, sum     xorField
 	pBuckets, nBuckets []xorField
 
+	stMode bool    // the chunk is of an ST encoding
+	st     stState // ST decoder state; st.st is the current sample's ST
+
 	err error
 }
 
-// Reset points the iterator at the chunk bytes b (header included),
+// Reset points the iterator at EncFloatHistogram chunk bytes b (header included),
 // keeping its buffers.
-func (it *FloatHistogramIterator) Reset(b []byte) {
+func (it *FloatHistogramIterator) Reset(b []byte) { it.reset(b, false) }
+
+// reset is Reset for chunk bytes of the ST encoding if st is set.
+func (it *FloatHistogramIterator) reset(b []byte, st bool) {
 	*it = FloatHistogramIterator{
 		layout: histLayout{
 			pSpans:       it.layout.pSpans[:0],
@@ -39,14 +44,36 @@ func (it *FloatHistogramIterator) Reset(b []byte) {
 		it.err = corruptAt(0, -1, fmt.Sprintf("float histogram chunk of %d bytes, shorter than its header", len(b)))
 		return
 	}
-	it.total = int(binary.BigEndian.Uint16(b))
-	it.hdr = counterResetFromBits(b[histFlagsByte])
+	it.stMode = st
+	it.total, it.hdr, it.st = readHistHeader(b, st)
 	it.br.reset(b, histHeaderSize)
 }
 
 // Next advances to the next sample and returns ValFloatHistogram, or
 // ValNone at the end or on a decode error (see Err).
 func (it *FloatHistogramIterator) Next() ValueType {
+	if !it.stMode {
+		return it.next()
+	}
+	prevT := it.t
+	start := it.br.bitPos()
+	vt := it.next()
+	if vt == ValNone {
+		return ValNone
+	}
+	if ok, reason := it.st.decode(&it.br, it.read-1, it.t, prevT); !ok {
+		it.read--
+		return it.fail(start, reason)
+	}
+	return vt
+}
+
+// AtST returns the current sample's start timestamp; it is 0 if the
+// sample has none or the chunk's encoding does not store them.
+func (it *FloatHistogramIterator) AtST() int64 { return it.st.st }
+
+// next decodes the next sample, except its ST data.
+func (it *FloatHistogramIterator) next() ValueType {
 	if it.err != nil || it.read >= it.total {
 		return ValNone
 	}

@@ -93,35 +93,93 @@ type histChunk struct {
 	// borrowed is set when w.buf belongs to the caller of a FromData
 	// function: an appender then copies it first.
 	borrowed bool
+
+	// st is set for the ST encodings (EncHistogramST, EncFloatHistogramST):
+	// their header holds the counter-reset bits in the top two bits of
+	// the sample count, which leaves 14 bits for the count, and the ST
+	// header byte (st.go) where the flags byte would be. Each sample is
+	// followed by its ST data.
+	st bool
 }
+
+// stSampleCountMask selects the sample count of an ST chunk's first two
+// header bytes.
+const stSampleCountMask = 0x3fff
 
 func newHistChunk() histChunk {
 	return histChunk{w: bitWriter{buf: make([]byte, histHeaderSize, initialCapacity)}}
 }
 
 func histChunkFromData(b []byte, e Encoding) (histChunk, error) {
+	st := e == EncHistogramST || e == EncFloatHistogramST
 	if len(b) < histHeaderSize {
 		return histChunk{}, corruptAt(0, -1, fmt.Sprintf("%v chunk of %d bytes, shorter than its %d-byte header", e, len(b), histHeaderSize))
 	}
-	if b[histFlagsByte]&^counterResetMask != 0 {
+	if !st && b[histFlagsByte]&^counterResetMask != 0 {
 		return histChunk{}, corruptAt(histFlagsByte, -1, fmt.Sprintf("%v chunk flags byte %#02x has unknown bits set", e, b[histFlagsByte]))
 	}
-	if binary.BigEndian.Uint16(b) == 0 && len(b) > histHeaderSize {
+	c := histChunk{w: bitWriter{buf: b}, borrowed: true, st: st}
+	if c.numSamples() == 0 && len(b) > histHeaderSize {
 		return histChunk{}, corruptAt(histHeaderSize, -1, fmt.Sprintf("%v chunk has no samples but %d bytes after its header", e, len(b)-histHeaderSize))
 	}
-	return histChunk{w: bitWriter{buf: b}, borrowed: true}, nil
+	return c, nil
 }
 
-func (c *histChunk) numSamples() int { return int(binary.BigEndian.Uint16(c.w.buf)) }
+// empty returns a new empty chunk of c's encoding.
+func (c *histChunk) empty() histChunk {
+	e := newHistChunk()
+	e.st = c.st
+	return e
+}
 
-func (c *histChunk) setNumSamples(n int) { binary.BigEndian.PutUint16(c.w.buf, uint16(n)) }
+// maxSamples is the most samples the chunk's header can count.
+func (c *histChunk) maxSamples() int {
+	if c.st {
+		return stSampleCountMask
+	}
+	return MaxSamples
+}
+
+func (c *histChunk) numSamples() int {
+	n := int(binary.BigEndian.Uint16(c.w.buf))
+	if c.st {
+		n &= stSampleCountMask
+	}
+	return n
+}
+
+func (c *histChunk) setNumSamples(n int) {
+	if c.st {
+		n = int(c.w.buf[0]&counterResetMask)<<8 | n&stSampleCountMask
+	}
+	binary.BigEndian.PutUint16(c.w.buf, uint16(n))
+}
+
+// crByte is the index of the header byte that holds the counter-reset bits.
+func (c *histChunk) crByte() int {
+	if c.st {
+		return 0
+	}
+	return histFlagsByte
+}
 
 func (c *histChunk) counterResetHeader() histogram.CounterResetHint {
-	return counterResetFromBits(c.w.buf[histFlagsByte])
+	return counterResetFromBits(c.w.buf[c.crByte()])
 }
 
 func (c *histChunk) setCounterResetHeader(h histogram.CounterResetHint) {
-	c.w.buf[histFlagsByte] = c.w.buf[histFlagsByte]&^counterResetMask | counterResetBits(h)
+	i := c.crByte()
+	c.w.buf[i] = c.w.buf[i]&^counterResetMask | counterResetBits(h)
+}
+
+// readHistHeader returns the sample count, counter-reset header and ST
+// decoder state of histogram chunk bytes b (at least histHeaderSize long)
+// of an ST encoding if st is set, else of a plain one.
+func readHistHeader(b []byte, st bool) (total int, hdr histogram.CounterResetHint, sts stState) {
+	if !st {
+		return int(binary.BigEndian.Uint16(b)), counterResetFromBits(b[histFlagsByte]), stState{}
+	}
+	return int(binary.BigEndian.Uint16(b) & stSampleCountMask), counterResetFromBits(b[0]), readSTHeader(b[stHeaderByte])
 }
 
 func (c *histChunk) compact() {

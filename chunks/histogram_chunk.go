@@ -24,6 +24,28 @@ func NewHistogramChunk() *HistogramChunk {
 	return &HistogramChunk{newHistChunk()}
 }
 
+// NewHistogramSTChunk returns an empty histogram chunk in the encoding
+// with start timestamps, EncHistogramST. It is a HistogramChunk like any
+// other; the difference is in its header (a 14-bit sample count whose top
+// two bits are the counter-reset header, then the ST header byte) and in
+// the start timestamp stored after each sample (see st.go). Its appenders'
+// AppendHistogramST stores the start timestamps given; it holds at most
+// 16383 samples.
+func NewHistogramSTChunk() *HistogramChunk {
+	c := &HistogramChunk{newHistChunk()}
+	c.st = true
+	return c
+}
+
+// HistogramSTChunkFromData is HistogramChunkFromData for EncHistogramST.
+func HistogramSTChunkFromData(b []byte) (*HistogramChunk, error) {
+	hc, err := histChunkFromData(b, EncHistogramST)
+	if err != nil {
+		return nil, err
+	}
+	return &HistogramChunk{hc}, nil
+}
+
 // HistogramChunkFromData returns a histogram chunk over b, which holds the
 // chunk's bytes including its 3-byte header. b is not copied and must not
 // change while the chunk is in use; an appender copies it before writing.
@@ -37,8 +59,14 @@ func HistogramChunkFromData(b []byte) (*HistogramChunk, error) {
 	return &HistogramChunk{hc}, nil
 }
 
-// Encoding returns EncHistogram.
-func (c *HistogramChunk) Encoding() Encoding { return EncHistogram }
+// Encoding returns EncHistogram, or EncHistogramST for a chunk made by
+// NewHistogramSTChunk or HistogramSTChunkFromData.
+func (c *HistogramChunk) Encoding() Encoding {
+	if c.st {
+		return EncHistogramST
+	}
+	return EncHistogram
+}
 
 // Bytes returns the encoded chunk, header included. The slice aliases the
 // chunk and is valid until the next append or Compact.
@@ -73,7 +101,7 @@ func (c *HistogramChunk) Iterator(reuse Iterator) Iterator {
 	if !ok || it == nil {
 		it = new(HistogramIterator)
 	}
-	it.Reset(c.w.buf)
+	it.reset(c.w.buf, c.st)
 	return it
 }
 
@@ -84,19 +112,24 @@ func (c *HistogramChunk) Iterator(reuse Iterator) Iterator {
 func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	a := &HistogramAppender{c: c, win: xorWindow{leading: noLeading}}
 	if c.numSamples() == 0 {
-		if c.borrowed || len(c.w.buf) != histHeaderSize {
-			hdr := c.w.buf[histFlagsByte]
-			c.histChunk = newHistChunk()
-			c.w.buf[histFlagsByte] = hdr
+		if c.borrowed || len(c.w.buf) != histHeaderSize || (c.st && c.w.buf[stHeaderByte] != 0) {
+			hdr := c.counterResetHeader()
+			c.histChunk = c.empty()
+			c.setCounterResetHeader(hdr)
 		}
 		return a, nil
 	}
 	var it HistogramIterator
-	it.Reset(c.w.buf)
+	it.reset(c.w.buf, c.st)
 	for it.Next() != ValNone {
 	}
 	if it.err != nil {
 		return nil, it.err
+	}
+	if c.st {
+		if err := it.st.checkResumable(it.read); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.own(it.br.bitPos()); err != nil {
 		return nil, err
@@ -111,6 +144,7 @@ func (c *HistogramChunk) Appender() (*HistogramAppender, error) {
 	a.pDeltas, a.nDeltas = it.pDeltas, it.nDeltas
 	a.sum = it.sum
 	a.win = it.win.resumed()
+	a.st = it.st
 	return a, nil
 }
 
@@ -128,6 +162,7 @@ type HistogramAppender struct {
 	pDeltas, nDeltas            []int64 // how each of those changed from the sample before
 	sum                         float64
 	win                         xorWindow // of the sum
+	st                          stState   // ST chunks only
 }
 
 // Chunk returns the chunk the appender writes to.
@@ -151,7 +186,14 @@ func (a *HistogramAppender) Chunk() *HistogramChunk { return a.c }
 //
 // The error is non-nil only if h's spans do not cover its bucket count.
 func (a *HistogramAppender) AppendHistogram(t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
-	return a.AppendHistogramAfter(nil, t, h)
+	return a.AppendHistogramSTAfter(nil, 0, t, h)
+}
+
+// AppendHistogramST is AppendHistogram with the sample's start timestamp
+// st (0: none). A chunk of encoding EncHistogramST stores st; any other
+// ignores it. Chunks cut or recoded from an ST chunk are ST chunks.
+func (a *HistogramAppender) AppendHistogramST(st, t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
+	return a.AppendHistogramSTAfter(nil, st, t, h)
 }
 
 // AppendHistogramAfter is AppendHistogram for a chunk that continues the
@@ -162,6 +204,12 @@ func (a *HistogramAppender) AppendHistogram(t int64, h *histogram.Histogram) (Hi
 // counter reset (CounterReset) or for another reason (UnknownCounterReset).
 // This is how a chunk cut for size records that it continues prev.
 func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
+	return a.AppendHistogramSTAfter(prev, 0, t, h)
+}
+
+// AppendHistogramSTAfter is AppendHistogramAfter with the sample's start
+// timestamp; see AppendHistogramST.
+func (a *HistogramAppender) AppendHistogramSTAfter(prev *HistogramAppender, st, t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
 	if !isStale(h.Sum) {
 		if err := checkShape(h.PositiveSpans, h.NegativeSpans, len(h.PositiveBuckets), len(h.NegativeBuckets)); err != nil {
 			return 0, nil, nil, err
@@ -171,7 +219,7 @@ func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int6
 	h = &hc
 	num := a.c.numSamples()
 	if num == 0 {
-		a.appendSample(0, t, h)
+		a.appendSample(0, st, t, h)
 		a.c.setNumSamples(1)
 		switch {
 		case h.CounterResetHint == histogram.GaugeType || h.CounterResetHint == histogram.CounterReset:
@@ -182,16 +230,16 @@ func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int6
 		}
 		return AppendedInPlace, a.c, a, nil
 	}
-	if num == MaxSamples {
+	if num == a.c.maxSamples() {
 		// The chunk is full: continue in a new one, as if cut for size.
-		na, _ := NewHistogramChunk().Appender()
+		na, _ := (&HistogramChunk{a.c.empty()}).Appender()
 		if a.c.counterResetHeader() == histogram.GaugeType {
 			na.c.setCounterResetHeader(histogram.GaugeType)
-			na.appendSample(0, t, h)
+			na.appendSample(0, st, t, h)
 			na.c.setNumSamples(1)
 			return CutNewChunk, na.c, na, nil
 		}
-		_, c, na, err := na.AppendHistogramAfter(a, t, h)
+		_, c, na, err := na.AppendHistogramSTAfter(a, st, t, h)
 		return CutNewChunk, c, na, err
 	}
 
@@ -201,7 +249,7 @@ func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int6
 		var hint histogram.CounterResetHint
 		g, ok, hint = a.appendable(h)
 		if !ok || hint != histogram.NotCounterReset {
-			return a.cut(hint, t, h)
+			return a.cut(st, hint, t, h)
 		}
 		if len(g.pBack) > 0 || len(g.nBack) > 0 {
 			if len(g.pFwd) == 0 && len(g.nFwd) == 0 {
@@ -219,7 +267,7 @@ func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int6
 		var pUnion, nUnion []histogram.Span
 		g, pUnion, nUnion, ok = a.appendableGauge(h)
 		if !ok {
-			return a.cut(histogram.GaugeType, t, h)
+			return a.cut(st, histogram.GaugeType, t, h)
 		}
 		if len(g.pBack) > 0 || len(g.nBack) > 0 {
 			h.PositiveSpans, h.NegativeSpans = pUnion, nUnion
@@ -232,20 +280,20 @@ func (a *HistogramAppender) AppendHistogramAfter(prev *HistogramAppender, t int6
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		na.appendSample(na.c.numSamples(), t, h)
+		na.appendSample(na.c.numSamples(), st, t, h)
 		na.c.setNumSamples(na.c.numSamples() + 1)
 		return Recoded, na.c, na, nil
 	}
-	a.appendSample(num, t, h)
+	a.appendSample(num, st, t, h)
 	a.c.setNumSamples(num + 1)
 	return AppendedInPlace, a.c, a, nil
 }
 
 // cut starts a new chunk with h, its header set to hint.
-func (a *HistogramAppender) cut(hint histogram.CounterResetHint, t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
-	na, _ := NewHistogramChunk().Appender()
+func (a *HistogramAppender) cut(st int64, hint histogram.CounterResetHint, t int64, h *histogram.Histogram) (HistogramAppendResult, *HistogramChunk, *HistogramAppender, error) {
+	na, _ := (&HistogramChunk{a.c.empty()}).Appender()
 	na.c.setCounterResetHeader(hint)
-	na.appendSample(0, t, h)
+	na.appendSample(0, st, t, h)
 	na.c.setNumSamples(1)
 	return CutNewChunk, na.c, na, nil
 }
@@ -317,14 +365,16 @@ func sameBounds(a, b []float64) bool {
 	return slices.Equal(a, b)
 }
 
-// appendSample encodes h as the sample after the num samples already in
-// the chunk; the caller updates the sample count. For num > 0, h must have
+// appendSample encodes h, with start timestamp st if the chunk stores
+// them, as the sample after the num samples already in the chunk; the
+// caller updates the sample count. For num > 0, h must have
 // exactly the chunk's buckets (or be a stale marker).
-func (a *HistogramAppender) appendSample(num int, t int64, h *histogram.Histogram) {
+func (a *HistogramAppender) appendSample(num int, st, t int64, h *histogram.Histogram) {
 	if isStale(h.Sum) {
 		h = &histogram.Histogram{Sum: h.Sum}
 	}
 	w := &a.c.w
+	prevT := a.t
 	var tDelta, cntDelta, zCntDelta int64
 	if num == 0 {
 		a.layout = histLayout{
@@ -377,15 +427,18 @@ func (a *HistogramAppender) appendSample(num int, t int64, h *histogram.Histogra
 	copy(a.pBuckets, h.PositiveBuckets)
 	copy(a.nBuckets, h.NegativeBuckets)
 	a.sum = h.Sum
+	if a.c.st {
+		a.st.encode(w, num, t, prevT, st)
+	}
 }
 
 // recode re-encodes the chunk's samples into a new chunk whose layout has
 // the given spans, adding the forward inserts' empty buckets to every
 // sample, and returns the new chunk's appender. The header is kept.
 func (a *HistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Span) (*HistogramAppender, error) {
-	na, _ := NewHistogramChunk().Appender()
+	na, _ := (&HistogramChunk{a.c.empty()}).Appender()
 	var it HistogramIterator
-	it.Reset(a.c.w.buf)
+	it.reset(a.c.w.buf, a.c.st)
 	var old histogram.Histogram
 	n := 0
 	for it.Next() != ValNone {
@@ -399,7 +452,7 @@ func (a *HistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Sp
 				old.NegativeBuckets = insertBuckets(old.NegativeBuckets, g.nFwd, true)
 			}
 		}
-		na.appendSample(n, it.t, &old)
+		na.appendSample(n, it.st.st, it.t, &old)
 		n++
 		old = histogram.Histogram{}
 	}
@@ -407,7 +460,7 @@ func (a *HistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogram.Sp
 		return nil, fmt.Errorf("recoding histogram chunk: %w", it.err)
 	}
 	na.c.setNumSamples(n)
-	na.c.w.buf[histFlagsByte] = a.c.w.buf[histFlagsByte]
+	na.c.setCounterResetHeader(a.c.counterResetHeader())
 	return na, nil
 }
 

@@ -2,6 +2,7 @@ package chunks
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,29 +10,42 @@ import (
 	"github.com/isotsdb/tsdb/histogram"
 )
 
-// seedHistogramChunks returns chunk bytes of both encodings for fuzz
-// corpora: whole chunks from the generator, and a few edge cases.
-func seedHistogramChunks(t testing.TB, float bool) [][]byte {
+// seedHistogramChunks returns chunk bytes of the integer or float
+// encoding, with start timestamps if st is set, for fuzz corpora: whole
+// chunks from the generator, and a few edge cases.
+func seedHistogramChunks(t testing.TB, float, st bool) [][]byte {
 	var out [][]byte
 	for seed, mode := range []struct{ custom, gauge bool }{{false, false}, {true, false}, {false, true}} {
 		g := newHistGen(uint64(seed), mode.custom, mode.gauge)
 		ts, hs := histSeq(g, 40)
+		var sts []int64
+		if st {
+			sts = genST(rand.New(rand.NewPCG(uint64(seed), 1)), ts, seed+1)
+		} else {
+			sts = make([]int64, len(ts))
+		}
 		if float {
 			c := NewFloatHistogramChunk()
+			if st {
+				c = NewFloatHistogramSTChunk()
+			}
 			app, err := c.Appender()
 			require.NoError(t, err)
 			for i := range ts {
-				_, c, app, err = app.AppendFloatHistogram(ts[i], hs[i].ToFloat())
+				_, c, app, err = app.AppendFloatHistogramST(sts[i], ts[i], hs[i].ToFloat())
 				require.NoError(t, err)
 			}
 			out = append(out, c.Bytes())
 			continue
 		}
 		c := NewHistogramChunk()
+		if st {
+			c = NewHistogramSTChunk()
+		}
 		app, err := c.Appender()
 		require.NoError(t, err)
 		for i := range ts {
-			_, c, app, err = app.AppendHistogram(ts[i], hs[i])
+			_, c, app, err = app.AppendHistogramST(sts[i], ts[i], hs[i])
 			require.NoError(t, err)
 		}
 		out = append(out, c.Bytes())
@@ -39,15 +53,21 @@ func seedHistogramChunks(t testing.TB, float bool) [][]byte {
 	return append(out, []byte{0, 0, 0}, []byte{0, 1, 0x40}, []byte{0, 1, 0, 0xff})
 }
 
-// decodeAll iterates b as a chunk and, if that succeeds, resumes an
+// decodeAll iterates b as a chunk of the integer or float encoding, with
+// start timestamps if st is set, and, if that succeeds, resumes an
 // appender on it and appends one more sample. Nothing may panic.
-func decodeAll(t *testing.T, b []byte, float bool) {
+func decodeAll(t *testing.T, b []byte, float, st bool) {
+	enc := map[[2]bool]Encoding{
+		{false, false}: EncHistogram, {true, false}: EncFloatHistogram,
+		{false, true}: EncHistogramST, {true, true}: EncFloatHistogramST,
+	}[[2]bool{float, st}]
 	if float {
-		c, err := FloatHistogramChunkFromData(b)
+		cc, err := FromData(enc, b)
 		if err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)
 			return
 		}
+		c := cc.(*FloatHistogramChunk)
 		it := c.Iterator(nil)
 		n := 0
 		var last *histogram.FloatHistogram
@@ -71,20 +91,21 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 			h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: 1, Length: 1})
 			h.PositiveBuckets = append(h.PositiveBuckets, 0)
 			if checkShape(h.PositiveSpans, h.NegativeSpans, len(h.PositiveBuckets), len(h.NegativeBuckets)) == nil {
-				_, c, app, err = app.AppendFloatHistogram(it.AtT()+1, h)
+				_, c, app, err = app.AppendFloatHistogramST(5, it.AtT()+1, h)
 				require.NoError(t, err)
 				require.Positive(t, c.NumSamples())
 			}
 		}
-		_, _, _, err = app.AppendFloatHistogram(it.AtT()+2, &histogram.FloatHistogram{Count: 1, ZeroCount: 1})
+		_, _, _, err = app.AppendFloatHistogramST(6, it.AtT()+2, &histogram.FloatHistogram{Count: 1, ZeroCount: 1})
 		require.NoError(t, err)
 		return
 	}
-	c, err := HistogramChunkFromData(b)
+	cc, err := FromData(enc, b)
 	if err != nil {
 		require.ErrorIs(t, err, ErrCorrupt)
 		return
 	}
+	c := cc.(*HistogramChunk)
 	it := c.Iterator(nil)
 	n := 0
 	var last *histogram.Histogram
@@ -110,27 +131,27 @@ func decodeAll(t *testing.T, b []byte, float bool) {
 		h.PositiveSpans = append(h.PositiveSpans, histogram.Span{Offset: 1, Length: 1})
 		h.PositiveBuckets = append(h.PositiveBuckets, 0)
 		if checkShape(h.PositiveSpans, h.NegativeSpans, len(h.PositiveBuckets), len(h.NegativeBuckets)) == nil {
-			_, c, app, err = app.AppendHistogram(it.AtT()+1, h)
+			_, c, app, err = app.AppendHistogramST(5, it.AtT()+1, h)
 			require.NoError(t, err)
 			require.Positive(t, c.NumSamples())
 		}
 	}
-	_, _, _, err = app.AppendHistogram(it.AtT()+2, &histogram.Histogram{Count: 1, ZeroCount: 1})
+	_, _, _, err = app.AppendHistogramST(6, it.AtT()+2, &histogram.Histogram{Count: 1, ZeroCount: 1})
 	require.NoError(t, err)
 }
 
 func FuzzHistogramChunkDecode(f *testing.F) {
-	for _, b := range seedHistogramChunks(f, false) {
+	for _, b := range seedHistogramChunks(f, false, false) {
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(t, b, false) })
+	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(t, b, false, false) })
 }
 
 func FuzzFloatHistogramChunkDecode(f *testing.F) {
-	for _, b := range seedHistogramChunks(f, true) {
+	for _, b := range seedHistogramChunks(f, true, false) {
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(t, b, true) })
+	f.Fuzz(func(t *testing.T, b []byte) { decodeAll(t, b, true, false) })
 }
 
 // FuzzHistogramChunkRoundTrip appends a generated sequence, chosen by the

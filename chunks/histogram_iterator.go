@@ -1,7 +1,6 @@
 package chunks
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -27,13 +26,19 @@ type HistogramIterator struct {
 	sum                         float64
 	win                         xorWindow
 
+	stMode bool    // the chunk is of an ST encoding
+	st     stState // ST decoder state; st.st is the current sample's ST
+
 	err error
 }
 
-// Reset points the iterator at the chunk bytes b (header included),
+// Reset points the iterator at EncHistogram chunk bytes b (header included),
 // keeping its buffers. Bytes too short for the header make Err report
 // ErrCorrupt at the first Next.
-func (it *HistogramIterator) Reset(b []byte) {
+func (it *HistogramIterator) Reset(b []byte) { it.reset(b, false) }
+
+// reset is Reset for chunk bytes of the ST encoding if st is set.
+func (it *HistogramIterator) reset(b []byte, st bool) {
 	*it = HistogramIterator{
 		layout: histLayout{
 			pSpans:       it.layout.pSpans[:0],
@@ -48,14 +53,36 @@ func (it *HistogramIterator) Reset(b []byte) {
 		it.err = corruptAt(0, -1, fmt.Sprintf("histogram chunk of %d bytes, shorter than its header", len(b)))
 		return
 	}
-	it.total = int(binary.BigEndian.Uint16(b))
-	it.hdr = counterResetFromBits(b[histFlagsByte])
+	it.stMode = st
+	it.total, it.hdr, it.st = readHistHeader(b, st)
 	it.br.reset(b, histHeaderSize)
 }
 
 // Next advances to the next sample and returns ValHistogram, or ValNone at
 // the end or on a decode error (see Err).
 func (it *HistogramIterator) Next() ValueType {
+	if !it.stMode {
+		return it.next()
+	}
+	prevT := it.t
+	start := it.br.bitPos()
+	vt := it.next()
+	if vt == ValNone {
+		return ValNone
+	}
+	if ok, reason := it.st.decode(&it.br, it.read-1, it.t, prevT); !ok {
+		it.read--
+		return it.fail(start, reason)
+	}
+	return vt
+}
+
+// AtST returns the current sample's start timestamp; it is 0 if the
+// sample has none or the chunk's encoding does not store them.
+func (it *HistogramIterator) AtST() int64 { return it.st.st }
+
+// next decodes the next sample, except its ST data.
+func (it *HistogramIterator) next() ValueType {
 	if it.err != nil || it.read >= it.total {
 		return ValNone
 	}

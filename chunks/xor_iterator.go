@@ -59,6 +59,9 @@ func (it *xorIterator) At() (int64, float64) { return it.t, math.Float64frombits
 // AtT returns the current sample's time.
 func (it *xorIterator) AtT() int64 { return it.t }
 
+// AtST returns 0: XOR chunks store no start timestamps.
+func (it *xorIterator) AtST() int64 { return 0 }
+
 // AtHistogram panics: an XOR chunk holds only floats.
 func (it *xorIterator) AtHistogram(*histogram.Histogram) (int64, *histogram.Histogram) {
 	wrongType("AtHistogram", ValFloat)
@@ -179,27 +182,8 @@ func (it *xorIterator) nextSecond() ValueType {
 }
 
 // readUvarint reads a uvarint as whole 8-bit groups from the bit stream
-// (valid chunks have it byte-aligned). It returns a non-empty reason on
-// failure. It accepts exactly what encoding/binary.ReadUvarint accepts.
-func (it *xorIterator) readUvarint() (uint64, string) {
-	var x uint64
-	var shift uint
-	for i := range binary.MaxVarintLen64 {
-		b, ok := it.br.readBits(8)
-		if !ok {
-			return 0, "truncated varint"
-		}
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				return 0, "varint overflows 64 bits"
-			}
-			return x | b<<shift, ""
-		}
-		x |= (b & 0x7f) << shift
-		shift += 7
-	}
-	return 0, "varint overflows 64 bits"
-}
+// (valid chunks have it byte-aligned); see bitReader.readUvarintBytes.
+func (it *xorIterator) readUvarint() (uint64, string) { return it.br.readUvarintBytes() }
 
 // nextValue decodes an XOR-encoded value (see XORAppender.writeValue) and
 // completes the sample.

@@ -282,7 +282,7 @@ func TestFromData(t *testing.T) {
 }
 
 func TestEncodingString(t *testing.T) {
-	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", EncHistogram: "histogram", EncFloatHistogram: "floathistogram", 4: "Encoding(4)", 255: "Encoding(255)"} {
+	for e, want := range map[Encoding]string{EncNone: "none", EncXOR: "XOR", EncHistogram: "histogram", EncFloatHistogram: "floathistogram", EncXOR2: "XOR2", EncHistogramST: "histogramST", EncFloatHistogramST: "floathistogramST", 7: "Encoding(7)", 255: "Encoding(255)"} {
 		require.Equal(t, want, e.String(), "%d", uint8(e))
 	}
 }

@@ -99,9 +99,9 @@ func aliasString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// Samples appends the samples of a Samples record (or of a Prometheus
-// SamplesV2 record, whose start timestamps are dropped) to out. Values keep
-// their exact bits, NaN payloads included.
+// Samples appends the samples of a Samples or SamplesV2 record to out.
+// Values keep their exact bits, NaN payloads included. Samples records
+// store no start timestamps: their samples have ST 0.
 func (d *Decoder) Samples(rec []byte, out []RefSample) ([]RefSample, error) {
 	if len(rec) == 0 {
 		return out, wrongType("samples", rec)
@@ -203,22 +203,24 @@ func samplesV2(rec []byte, out []RefSample) ([]RefSample, error) {
 	}
 	out = slices.Grow(out, db.Len()/minSampleV2Size)
 	var prevRef uint64
-	var firstT int64
+	var firstT, firstST, prevST int64
 	for i := 0; db.Len() > 0; i++ {
 		var ref uint64
-		var t int64
+		var t, st int64
 		if i == 0 {
 			ref = uint64(db.Varint())
 			t = db.Varint()
-			firstT = t
-			db.Varint() // start timestamp, not kept
+			st = db.Varint()
+			firstT, firstST = t, st
 		} else {
 			ref = prevRef + uint64(db.Varint())
 			t = firstT + db.Varint()
 			switch m := db.Byte(); m {
-			case stNone, stSame:
+			case stNone:
+			case stSame:
+				st = prevST
 			case stExplicit:
-				db.Varint()
+				st = firstST + db.Varint()
 			default:
 				db.FailAt(db.Offset()-1, fmt.Errorf("unknown start-time marker %d", m))
 			}
@@ -227,8 +229,8 @@ func samplesV2(rec []byte, out []RefSample) ([]RefSample, error) {
 		if db.Failed() {
 			return out[:orig], fmt.Errorf("samples record: sample %d: %w", i, db.Err())
 		}
-		prevRef = ref
-		out = append(out, RefSample{Ref: ref, T: t, V: math.Float64frombits(v)})
+		prevRef, prevST = ref, st
+		out = append(out, RefSample{Ref: ref, ST: st, T: t, V: math.Float64frombits(v)})
 	}
 	return out, nil
 }

@@ -15,11 +15,12 @@
 //	Tombstones (3): repeated { ref be64 | mint varint | maxt varint }, one entry per interval.
 //	Histogram samples (7, 8, 9, 10): like Samples, with a histogram in
 //	                place of each value.
-//	Histogram samples V2 (12, 13): nothing more when empty, else
-//	                ref varint | t varint | st varint | histogram, then repeated
-//	                { ref-prev_ref varint | t-first_t varint | st marker byte [+ st-first_st varint] | histogram }
+//	Samples V2 (11) and histogram samples V2 (12, 13): nothing more when empty, else
+//	                ref varint | t varint | st varint | value, then repeated
+//	                { ref-prev_ref varint | t-first_t varint | st marker byte [+ st-first_st varint] | value }
 //	                where the marker is 0 (no start timestamp), 1 (the previous
-//	                sample's) or 2 (explicit, the varint follows).
+//	                sample's) or 2 (explicit, the varint follows), and the value
+//	                is the float's bits be64 (11) or a histogram (12, 13).
 //	histogram:      hint byte | schema varint | zero_threshold be64 | zero_count | count | sum be64 |
 //	                positive spans | negative spans | positive buckets | negative buckets
 //	                [| custom values, for the custom-bucket schema only]
@@ -30,8 +31,9 @@
 // Integer histograms go into type 7 and float ones into 8, except that those
 // with custom buckets are split off into 9 and 10 (Encoder.HistogramSamples
 // returns them to the caller, which writes them next). The V2 types hold
-// both kinds of schema. Decoder.Samples also reads Prometheus's SamplesV2
-// (11) records, dropping their start timestamps. The other types Prometheus
+// both kinds of schema. Only the V2 types store start timestamps
+// (RefSample.ST and the histogram samples' ST); Encoder.Samples drops them.
+// The other types Prometheus
 // defines (exemplars, metadata, ...) are named so callers can recognise and
 // skip them; this package does not decode them.
 //

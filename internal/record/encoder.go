@@ -38,7 +38,8 @@ func appendLabels(b []byte, ls labels.Labels) []byte {
 // Samples appends a Samples record holding s to b and returns the extended
 // slice. The first sample's ref and timestamp are the base the others are
 // stored relative to (with wrapping arithmetic, so any values round-trip);
-// values are stored as raw bits, keeping NaN payloads.
+// values are stored as raw bits, keeping NaN payloads. Start timestamps are
+// not stored (see SamplesV2).
 func (Encoder) Samples(s []RefSample, b []byte) []byte {
 	b = append(b, byte(Samples))
 	if len(s) == 0 {
@@ -50,6 +51,33 @@ func (Encoder) Samples(s []RefSample, b []byte) []byte {
 	for i := range s {
 		b = binary.AppendVarint(b, int64(s[i].Ref-baseRef))
 		b = binary.AppendVarint(b, s[i].T-baseT)
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(s[i].V))
+	}
+	return b
+}
+
+// SamplesV2 appends a SamplesV2 record holding s, start timestamps
+// included, to b and returns the extended slice; the bytes are those
+// Prometheus writes with start-timestamp storage on. The first sample is
+// stored as (ref, t, st varints, value bits); each later one as its ref's
+// delta to the previous sample's, its time's delta to the first sample's,
+// a start-timestamp marker (none for 0, same as the previous sample's, or
+// explicit and a varint delta to the first sample's) and its value bits.
+// Deltas wrap, so any values round-trip.
+func (Encoder) SamplesV2(s []RefSample, b []byte) []byte {
+	b = append(b, byte(SamplesV2))
+	if len(s) == 0 {
+		return b
+	}
+	first := &s[0]
+	b = binary.AppendVarint(b, int64(first.Ref))
+	b = binary.AppendVarint(b, first.T)
+	b = binary.AppendVarint(b, first.ST)
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(first.V))
+	for i := 1; i < len(s); i++ {
+		b = binary.AppendVarint(b, int64(s[i].Ref-s[i-1].Ref))
+		b = binary.AppendVarint(b, s[i].T-first.T)
+		b = appendSTMarker(b, s[i].ST, s[i-1].ST, first.ST)
 		b = binary.BigEndian.AppendUint64(b, math.Float64bits(s[i].V))
 	}
 	return b

@@ -53,6 +53,32 @@ func FuzzSamplesRoundTrip(f *testing.F) {
 	})
 }
 
+// FuzzSamplesV2RoundTrip checks that any samples with any start
+// timestamps encode and decode to themselves in SamplesV2 records.
+func FuzzSamplesV2RoundTrip(f *testing.F) {
+	f.Add(uint64(10), int64(1000), int64(0), uint64(0x3ff8000000000000), uint64(9), int64(1015), int64(7), uint64(staleNaN))
+	f.Add(uint64(math.MaxUint64), int64(math.MinInt64), int64(math.MaxInt64), uint64(0), uint64(0), int64(math.MaxInt64), int64(math.MinInt64), uint64(math.MaxUint64))
+	f.Fuzz(func(t *testing.T, r1 uint64, t1, st1 int64, v1 uint64, r2 uint64, t2, st2 int64, v2 uint64) {
+		in := []RefSample{
+			{Ref: r1, ST: st1, T: t1, V: math.Float64frombits(v1)},
+			{Ref: r2, ST: st2, T: t2, V: math.Float64frombits(v2)},
+			{Ref: r2, ST: st2, T: t2 + 1, V: math.Float64frombits(v2)},
+			{Ref: r1 + r2, ST: 0, T: t1 - t2, V: math.Float64frombits(v1 ^ v2)},
+			{Ref: r1, ST: st1 - st2, T: t1 ^ t2, V: math.Float64frombits(v1)},
+		}
+		var enc Encoder
+		var dec Decoder
+		rec := enc.SamplesV2(in, nil)
+		require.Equal(t, SamplesV2, RecordType(rec))
+		got, err := dec.Samples(rec, nil)
+		require.NoError(t, err, "decode")
+		require.Len(t, got, len(in), "got %d samples, want %d", len(got), len(in))
+		for i := range in {
+			require.False(t, got[i].Ref != in[i].Ref || got[i].T != in[i].T || got[i].ST != in[i].ST || math.Float64bits(got[i].V) != math.Float64bits(in[i].V), "sample %d: got %+v, want %+v", i, got[i], in[i])
+		}
+	})
+}
+
 // FuzzTombstonesRoundTrip checks that tombstone intervals encode and decode
 // to themselves (one Stone per interval).
 func FuzzTombstonesRoundTrip(f *testing.F) {

@@ -101,6 +101,7 @@ func requireSamplesEqual(t *testing.T, want, got []RefSample) {
 	for i := range want {
 		require.Equal(t, want[i].Ref, got[i].Ref, "sample %d", i)
 		require.Equal(t, want[i].T, got[i].T, "sample %d", i)
+		require.Equal(t, want[i].ST, got[i].ST, "sample %d", i)
 		require.Equal(t, math.Float64bits(want[i].V), math.Float64bits(got[i].V), "sample %d", i)
 	}
 }
@@ -125,11 +126,22 @@ func TestGoldenSamples(t *testing.T) {
 }
 
 func TestGoldenSamplesV2(t *testing.T) {
+	want := []RefSample{
+		{Ref: 10, T: 1000, V: 1.5},
+		{Ref: 9, T: 1015, V: math.Float64frombits(staleNaN)},
+		{Ref: 300, ST: 7, T: 900, V: -2},
+		{Ref: 300, ST: 7, T: 1000, V: 0},
+	}
+	var enc Encoder
+	require.Equal(t, goldenSamplesV2, enc.SamplesV2(want, nil))
 	var dec Decoder
 	got, err := dec.Samples(goldenSamplesV2, nil)
 	require.NoError(t, err)
-	want := append(append([]RefSample(nil), wantSamples...), RefSample{Ref: 300, T: 1000, V: 0})
 	requireSamplesEqual(t, want, got)
+	// Appending to samples decoded earlier starts a new record's deltas.
+	got, err = dec.Samples(goldenSamplesV2, got)
+	require.NoError(t, err)
+	requireSamplesEqual(t, append(append([]RefSample(nil), want...), want...), got)
 }
 
 func TestGoldenTombstones(t *testing.T) {

@@ -12,9 +12,11 @@ type RefSeries struct {
 	Labels labels.Labels
 }
 
-// RefSample is one float sample of the series Ref.
+// RefSample is one float sample of the series Ref. ST is its start
+// timestamp (0: none); only SamplesV2 records store it.
 type RefSample struct {
 	Ref uint64
+	ST  int64
 	T   int64
 	V   float64
 }

@@ -40,9 +40,8 @@ const (
 	// custom buckets, in the FloatHistogramSamples layout.
 	// Decoder.FloatHistogramSamples reads them.
 	CustomBucketsFloatHistogramSamples Type = 10
-	// SamplesV2 records (Prometheus) hold float samples with optional start
-	// timestamps. Decoder.Samples reads them (dropping the start
-	// timestamps); Encoder never writes them.
+	// SamplesV2 records hold float samples with optional start timestamps.
+	// Encoder.SamplesV2 writes them and Decoder.Samples reads them.
 	SamplesV2 Type = 11
 	// HistogramSamplesV2 records hold integer histograms of any schema with
 	// start timestamps. Encoder.HistogramSamplesV2 writes them and

@@ -26,6 +26,10 @@ type goldenOpts struct {
 	float         bool // append h.ToFloat() to float histogram chunks
 	cutEvery      int
 	resumeEvery   int
+	// st selects the ST encodings (EncHistogramST, EncFloatHistogramST)
+	// and the start timestamps appended (see stPattern); 0 is the plain
+	// encodings.
+	st stPattern
 }
 
 // promHistHead drives Prometheus's encoder.
@@ -35,16 +39,21 @@ type promHistHead struct {
 	app  chunkenc.Appender
 }
 
-func newPromHistHead(t testing.TB, float bool) *promHistHead {
+func newPromHistHead(t testing.TB, o goldenOpts) *promHistHead {
 	hh := &promHistHead{}
-	hh.cut(t, float)
+	hh.cut(t, o)
 	return hh
 }
 
-func (hh *promHistHead) cut(t testing.TB, float bool) {
-	if float {
+func (hh *promHistHead) cut(t testing.TB, o goldenOpts) {
+	switch {
+	case o.float && o.st != 0:
+		hh.cur = chunkenc.NewFloatHistogramSTChunk()
+	case o.float:
 		hh.cur = chunkenc.NewFloatHistogramChunk()
-	} else {
+	case o.st != 0:
+		hh.cur = chunkenc.NewHistogramSTChunk()
+	default:
 		hh.cur = chunkenc.NewHistogramChunk()
 	}
 	var err error
@@ -52,7 +61,7 @@ func (hh *promHistHead) cut(t testing.TB, float bool) {
 	require.NoError(t, err)
 }
 
-func (hh *promHistHead) append(t testing.TB, o goldenOpts, n int, ts int64, h *histogram.Histogram) {
+func (hh *promHistHead) append(t testing.TB, o goldenOpts, n int, st, ts int64, h *histogram.Histogram) {
 	if o.resumeEvery > 0 && n%o.resumeEvery == o.resumeEvery-1 {
 		var err error
 		hh.app, err = hh.cur.Appender()
@@ -62,7 +71,7 @@ func (hh *promHistHead) append(t testing.TB, o goldenOpts, n int, ts int64, h *h
 	if o.cutEvery > 0 && hh.cur.NumSamples() >= o.cutEvery {
 		hh.done = append(hh.done, hh.cur)
 		prev = hh.app
-		hh.cut(t, o.float)
+		hh.cut(t, o)
 	}
 	var (
 		c       chunkenc.Chunk
@@ -70,9 +79,9 @@ func (hh *promHistHead) append(t testing.TB, o goldenOpts, n int, ts int64, h *h
 		err     error
 	)
 	if o.float {
-		c, recoded, hh.app, err = hh.app.AppendFloatHistogram(prev, 0, ts, promstorage.ToPromFloatHistogram(h.ToFloat()), false)
+		c, recoded, hh.app, err = hh.app.AppendFloatHistogram(prev, st, ts, promstorage.ToPromFloatHistogram(h.ToFloat()), false)
 	} else {
-		c, recoded, hh.app, err = hh.app.AppendHistogram(prev, 0, ts, promstorage.ToPromHistogram(h), false)
+		c, recoded, hh.app, err = hh.app.AppendHistogram(prev, st, ts, promstorage.ToPromHistogram(h), false)
 	}
 	require.NoError(t, err)
 	if c != nil {
@@ -101,18 +110,25 @@ type ourHistHead struct {
 	fa   *chunks.FloatHistogramAppender
 }
 
-func newOurHistHead(t testing.TB, float bool) *ourHistHead {
+func newOurHistHead(t testing.TB, o goldenOpts) *ourHistHead {
 	hh := &ourHistHead{}
-	hh.cut(t, float)
+	hh.cut(t, o)
 	return hh
 }
 
-func (hh *ourHistHead) cut(t testing.TB, float bool) {
+func (hh *ourHistHead) cut(t testing.TB, o goldenOpts) {
 	var err error
-	if float {
+	switch {
+	case o.float && o.st != 0:
+		hh.fc = chunks.NewFloatHistogramSTChunk()
+		hh.fa, err = hh.fc.Appender()
+	case o.float:
 		hh.fc = chunks.NewFloatHistogramChunk()
 		hh.fa, err = hh.fc.Appender()
-	} else {
+	case o.st != 0:
+		hh.ic = chunks.NewHistogramSTChunk()
+		hh.ia, err = hh.ic.Appender()
+	default:
 		hh.ic = chunks.NewHistogramChunk()
 		hh.ia, err = hh.ic.Appender()
 	}
@@ -126,17 +142,21 @@ func (hh *ourHistHead) curBytes(float bool) []byte {
 	return hh.ic.Bytes()
 }
 
-func (hh *ourHistHead) append(t testing.TB, o goldenOpts, n int, ts int64, h *histogram.Histogram) {
+func (hh *ourHistHead) append(t testing.TB, o goldenOpts, n int, st, ts int64, h *histogram.Histogram) {
 	var err error
 	if o.resumeEvery > 0 && n%o.resumeEvery == o.resumeEvery-1 {
 		b := slices.Clone(hh.curBytes(o.float))
 		if o.float {
-			hh.fc, err = chunks.FloatHistogramChunkFromData(b)
+			var c chunks.Chunk
+			c, err = chunks.FromData(hh.fc.Encoding(), b)
 			require.NoError(t, err)
+			hh.fc = c.(*chunks.FloatHistogramChunk)
 			hh.fa, err = hh.fc.Appender()
 		} else {
-			hh.ic, err = chunks.HistogramChunkFromData(b)
+			var c chunks.Chunk
+			c, err = chunks.FromData(hh.ic.Encoding(), b)
 			require.NoError(t, err)
+			hh.ic = c.(*chunks.HistogramChunk)
 			hh.ia, err = hh.ic.Appender()
 		}
 		require.NoError(t, err)
@@ -146,14 +166,14 @@ func (hh *ourHistHead) append(t testing.TB, o goldenOpts, n int, ts int64, h *hi
 	if o.cutEvery > 0 && hh.numSamples(o.float) >= o.cutEvery {
 		hh.done = append(hh.done, slices.Clone(hh.curBytes(o.float)))
 		prevI, prevF = hh.ia, hh.fa
-		hh.cut(t, o.float)
+		hh.cut(t, o)
 	}
 	old := slices.Clone(hh.curBytes(o.float))
 	var res chunks.HistogramAppendResult
 	if o.float {
-		res, hh.fc, hh.fa, err = hh.fa.AppendFloatHistogramAfter(prevF, ts, h.ToFloat())
+		res, hh.fc, hh.fa, err = hh.fa.AppendFloatHistogramSTAfter(prevF, st, ts, h.ToFloat())
 	} else {
-		res, hh.ic, hh.ia, err = hh.ia.AppendHistogramAfter(prevI, ts, h)
+		res, hh.ic, hh.ia, err = hh.ia.AppendHistogramSTAfter(prevI, st, ts, h)
 	}
 	require.NoError(t, err)
 	if res == chunks.CutNewChunk {
@@ -175,11 +195,12 @@ func (hh *ourHistHead) bytes(float bool) [][]byte {
 func runGolden(t *testing.T, o goldenOpts, seed uint64, n int) {
 	g := newHistGen(seed, o.custom, o.gauge)
 	ts, hs := histSeq(g, n)
-	ph := newPromHistHead(t, o.float)
-	oh := newOurHistHead(t, o.float)
+	sts := o.st.starts(seed, ts)
+	ph := newPromHistHead(t, o)
+	oh := newOurHistHead(t, o)
 	for i := range ts {
-		ph.append(t, o, i, ts[i], hs[i].Copy())
-		oh.append(t, o, i, ts[i], hs[i].Copy())
+		ph.append(t, o, i, sts[i], ts[i], hs[i].Copy())
+		oh.append(t, o, i, sts[i], ts[i], hs[i].Copy())
 	}
 	want, got := ph.bytes(), oh.bytes(o.float)
 	require.Len(t, got, len(want))
@@ -187,30 +208,40 @@ func runGolden(t *testing.T, o goldenOpts, seed uint64, n int) {
 		require.Equal(t, want[i], got[i], "chunk %d of %d", i, len(want))
 	}
 	for _, b := range want {
-		requireSameDecoding(t, b, o.float)
+		requireSameDecoding(t, b, o.float, o.st != 0)
 	}
 }
 
 // requireSameDecoding decodes chunk bytes with both decoders and requires
-// the same samples, hints included.
-func requireSameDecoding(t testing.TB, b []byte, float bool) {
-	enc := chunkenc.EncHistogram
-	if float {
-		enc = chunkenc.EncFloatHistogram
+// the same samples, hints and start timestamps included. st selects the ST
+// encodings.
+func requireSameDecoding(t testing.TB, b []byte, float, st bool) {
+	enc, ourEnc := chunkenc.EncHistogram, chunks.EncHistogram
+	switch {
+	case float && st:
+		enc, ourEnc = chunkenc.EncFloatHistogramST, chunks.EncFloatHistogramST
+	case float:
+		enc, ourEnc = chunkenc.EncFloatHistogram, chunks.EncFloatHistogram
+	case st:
+		enc, ourEnc = chunkenc.EncHistogramST, chunks.EncHistogramST
 	}
 	pc, err := chunkenc.FromData(enc, b)
 	require.NoError(t, err)
 	pit := pc.Iterator(nil)
-	var oi chunks.Iterator
-	var of chunks.Iterator
+	oc, err := chunks.FromData(ourEnc, b)
+	require.NoError(t, err)
+	require.Equal(t, pc.NumSamples(), oc.NumSamples())
+	var oi, of chunks.Iterator
 	if float {
-		c, err := chunks.FloatHistogramChunkFromData(b)
-		require.NoError(t, err)
-		of = c.Iterator(nil)
+		of = oc.Iterator(nil)
 	} else {
-		c, err := chunks.HistogramChunkFromData(b)
-		require.NoError(t, err)
-		oi = c.Iterator(nil)
+		oi = oc.Iterator(nil)
+	}
+	atST := func() int64 {
+		if float {
+			return of.(interface{ AtST() int64 }).AtST()
+		}
+		return oi.(interface{ AtST() int64 }).AtST()
 	}
 	var h histogram.Histogram
 	var fh histogram.FloatHistogram
@@ -227,6 +258,7 @@ func requireSameDecoding(t testing.TB, b []byte, float bool) {
 			break
 		}
 		msg := fmt.Sprintf("sample %d", i)
+		require.Equal(t, pit.AtST(), atST(), "%s: start timestamp", msg)
 		if float {
 			pt, pfh := pit.AtFloatHistogram(nil)
 			require.Equal(t, pt, of.AtT(), msg)
@@ -359,16 +391,16 @@ func TestHistogramChunkGoldenEdges(t *testing.T) {
 			for _, resume := range []int{0, 1} {
 				t.Run(fmt.Sprintf("%s/float=%v/resume=%d", name, float, resume), func(t *testing.T) {
 					o := goldenOpts{float: float, resumeEvery: resume}
-					ph := newPromHistHead(t, float)
-					oh := newOurHistHead(t, float)
+					ph := newPromHistHead(t, o)
+					oh := newOurHistHead(t, o)
 					for i, s := range seq {
-						ph.append(t, o, i, s.t, s.h.Copy())
-						oh.append(t, o, i, s.t, s.h.Copy())
+						ph.append(t, o, i, 0, s.t, s.h.Copy())
+						oh.append(t, o, i, 0, s.t, s.h.Copy())
 					}
 					want, got := ph.bytes(), oh.bytes(float)
 					require.Equal(t, want, got)
 					for _, b := range want {
-						requireSameDecoding(t, b, float)
+						requireSameDecoding(t, b, float, false)
 					}
 				})
 			}
@@ -391,9 +423,9 @@ func FuzzHistogramChunkDecodeParity(f *testing.F) {
 			o := goldenOpts{custom: seed == 1, gauge: seed == 2, float: float}
 			g := newHistGen(seed, o.custom, o.gauge)
 			ts, hs := histSeq(g, 30)
-			oh := newOurHistHead(f, float)
+			oh := newOurHistHead(f, o)
 			for i := range ts {
-				oh.append(f, o, i, ts[i], hs[i])
+				oh.append(f, o, i, 0, ts[i], hs[i])
 			}
 			for _, b := range oh.bytes(float) {
 				f.Add(b, float)
@@ -427,7 +459,7 @@ func FuzzHistogramChunkDecodeParity(f *testing.F) {
 				return
 			}
 		}
-		requireSameDecoding(t, b, float)
+		requireSameDecoding(t, b, float, false)
 	})
 }
 
