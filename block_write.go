@@ -95,10 +95,9 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 		ws := writtenSeries{lset: s.Labels(), metas: make([]index.ChunkMeta, len(batch))}
 		for i, m := range batch {
 			ws.metas[i] = index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime}
-			switch n := uint64(m.Chunk.NumSamples()); m.Chunk.Encoding() {
-			case chunks.EncHistogram, chunks.EncFloatHistogram:
+			if n := uint64(m.Chunk.NumSamples()); m.Chunk.Encoding().IsHistogram() {
 				meta.Stats.NumHistogramSamples += n
-			default:
+			} else {
 				meta.Stats.NumFloatSamples += n
 			}
 		}

@@ -3,6 +3,7 @@ package tsdb
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -86,7 +87,8 @@ func (w *mixedWorkload) requireAll(t *testing.T, db *DB, what string) {
 
 // TestHeadHistograms appends 5 h of mixed float and histogram samples and
 // reads them back identical from the head, after a WAL replay, after the
-// head was compacted into blocks and after another restart.
+// head was compacted into blocks, after another restart, from a snapshot,
+// and after a deletion across blocks and head.
 func TestHeadHistograms(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	o := DefaultOptions()
@@ -118,6 +120,27 @@ func TestHeadHistograms(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	w.requireAll(t, db, "after compaction and restart")
+
+	// More in the head, then a snapshot of blocks and head.
+	for r := rounds; r < rounds+100; r++ {
+		w.commit(t, db, r)
+	}
+	require.NoError(t, db.Snapshot("snap", true))
+	snap, err := Open("snap", nil, nil, o)
+	require.NoError(t, err)
+	w.requireAll(t, snap, "snapshot")
+	require.NoError(t, snap.Close())
+
+	// Delete a range across a block and the head from the histogram
+	// series; the rest stays.
+	del := [2]int64{int64(rounds-200) * 15000, int64(rounds+50) * 15000}
+	require.NoError(t, db.Delete(ctx, del[0], del[1], labels.MustNewMatcher(labels.MatchRegexp, "__name__", "h|fh")))
+	for _, name := range []string{"h", "fh"} {
+		w.want[name] = slices.DeleteFunc(w.want[name], func(s hsample) bool { return s.t >= del[0] && s.t <= del[1] })
+	}
+	w.requireAll(t, db, "after delete")
+	require.NoError(t, db.CleanTombstones(ctx))
+	w.requireAll(t, db, "after cleaning tombstones")
 }
 
 // TestAppendHistogramErrors: invalid histograms and float/histogram

@@ -95,7 +95,7 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 		return
 	}
 	bc.sum.Samples += uint64(n)
-	if enc := c.Encoding(); enc == chunks.EncHistogram || enc == chunks.EncFloatHistogram {
+	if c.Encoding().IsHistogram() {
 		bc.sum.HistogramChunks++
 		bc.sum.HistogramSamples += uint64(n)
 	}
@@ -292,7 +292,7 @@ func recordEncoding(b []byte, off int) chunks.Encoding {
 
 // knownEncoding reports whether e is an encoding chunks.FromData reads.
 func knownEncoding(e chunks.Encoding) bool {
-	return e == chunks.EncXOR || e == chunks.EncHistogram || e == chunks.EncFloatHistogram
+	return e.IsKnown()
 }
 
 // validChunkHeader reports whether b starts with a valid segment header.

@@ -107,3 +107,16 @@ func FromData(e Encoding, data []byte) (Chunk, error) {
 	}
 	return nil, fmt.Errorf("%w: %d", ErrUnknownEncoding, uint8(e))
 }
+
+// IsHistogram reports whether chunks of encoding e hold native histograms
+// (integer or float, with or without start timestamps).
+func (e Encoding) IsHistogram() bool {
+	switch e {
+	case EncHistogram, EncFloatHistogram, EncHistogramST, EncFloatHistogramST:
+		return true
+	}
+	return false
+}
+
+// IsKnown reports whether FromData reads chunks of encoding e.
+func (e Encoding) IsKnown() bool { return e >= EncXOR && e <= EncFloatHistogramST }

@@ -90,7 +90,7 @@ func analyzeBlock(ctx context.Context, b diskBlock) (*cardinality, error) {
 		}
 		var st sampleCounts
 		for _, ch := range chks {
-			if ch.Encoding == chunks.EncHistogram || ch.Encoding == chunks.EncFloatHistogram {
+			if ch.Encoding.IsHistogram() {
 				st.histChunks++
 				st.histSamples += int64(ch.Samples)
 			} else {
