@@ -747,7 +747,8 @@ func (it *blockIterator) At() (int64, float64) {
 	return it.t, it.v
 }
 
-func (it *blockIterator) AtT() int64 { return it.t }
+func (it *blockIterator) AtT() int64  { return it.t }
+func (it *blockIterator) AtST() int64 { return it.it.AtST() }
 func (it *blockIterator) Err() error { return it.err }
 
 // AtHistogram returns the current integer histogram sample; see

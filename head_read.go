@@ -520,7 +520,8 @@ func (it *headIterator) At() (int64, float64) {
 	return it.t, it.v
 }
 
-func (it *headIterator) AtT() int64 { return it.t }
+func (it *headIterator) AtT() int64  { return it.t }
+func (it *headIterator) AtST() int64 { return it.it.AtST() }
 func (it *headIterator) Err() error { return it.err }
 
 // AtHistogram returns the current integer histogram sample; it panics on

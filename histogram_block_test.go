@@ -174,3 +174,63 @@ func TestBlockUnknownChunkEncoding(t *testing.T) {
 	require.Equal(t, int64(8), ce.Offset, "the first chunk, after the segment header")
 	require.Contains(t, err.Error(), "unknown chunk encoding: 99")
 }
+
+// TestBlockStartTimestamps reads XOR2 and HistogramST chunks (the encodings
+// Prometheus writes for samples with start times) from a block through
+// the DB's Querier, merged with the head: AtST returns each sample's start
+// time, and 0 for the head's samples, which have none.
+func TestBlockStartTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	xc := chunks.NewXOR2Chunk()
+	xa, err := xc.XOR2Appender()
+	require.NoError(t, err)
+	hc := chunks.NewHistogramSTChunk()
+	ha, err := hc.Appender()
+	require.NoError(t, err)
+	st := func(i int) int64 { return int64(i/4) * 4000 } // a reset every 4 samples
+	for i := range 10 {
+		xa.AppendST(st(i), int64(i*1000), float64(i))
+		_, hc, ha, err = ha.AppendHistogramST(st(i), int64(i*1000), testHistogram(i))
+		require.NoError(t, err)
+	}
+	xl, hl := labels.FromStrings("__name__", "x"), labels.FromStrings("__name__", "y")
+	writeTestBlock(t, dir, 0, 10_000,
+		&chunkSeries{lset: xl, metas: []chunks.Meta{{Chunk: xc, MinTime: 0, MaxTime: 9000}}, n: 10},
+		&chunkSeries{lset: hl, metas: []chunks.Meta{{Chunk: hc, MinTime: 0, MaxTime: 9000}}, n: 10},
+	)
+	db, err := Open(dir, nil, nil, DefaultOptions())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	app := db.Appender(ctx)
+	_, err = app.Append(0, xl, 20_000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	q, err := db.Querier(0, 30_000)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, q.Close()) }()
+	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchRegexp, "__name__", "x|y"))
+	var it chunks.Iterator
+	for _, want := range []struct {
+		lset labels.Labels
+		vt   chunks.ValueType
+		head bool
+	}{{xl, chunks.ValFloat, true}, {hl, chunks.ValHistogram, false}} {
+		require.True(t, ss.Next())
+		require.Equal(t, want.lset, ss.At().Labels())
+		it = ss.At().Iterator(it)
+		for i := range 10 {
+			require.Equal(t, want.vt, it.Next(), "%s sample %d", want.lset, i)
+			require.Equal(t, int64(i*1000), it.AtT())
+			require.Equal(t, st(i), it.AtST(), "%s sample %d start time", want.lset, i)
+		}
+		if want.head {
+			require.Equal(t, chunks.ValFloat, it.Next())
+			require.Equal(t, int64(20_000), it.AtT())
+			require.Zero(t, it.AtST(), "the head's sample has no start time")
+		}
+		require.Equal(t, chunks.ValNone, it.Next())
+		require.NoError(t, it.Err())
+	}
+	require.False(t, ss.Next())
+}

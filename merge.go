@@ -104,7 +104,7 @@ type mergeIterator struct {
 	its   []chunks.Iterator
 	cur   []chunks.ValueType // type of the sample its[i] is on and that is not yet returned; ValNone if none
 	vt    chunks.ValueType
-	t     int64
+	t, st int64
 	v     float64
 	h     *histogram.Histogram
 	fh    *histogram.FloatHistogram
@@ -148,6 +148,7 @@ func (m *mergeIterator) pick() bool {
 		return false
 	}
 	m.t, m.vt = bt, m.cur[best]
+	m.st = m.its[best].AtST()
 	switch bi := m.its[best]; m.vt {
 	case chunks.ValFloat:
 		_, m.v = bi.At()
@@ -202,7 +203,8 @@ func (m *mergeIterator) At() (int64, float64) {
 	return m.t, m.v
 }
 
-func (m *mergeIterator) AtT() int64 { return m.t }
+func (m *mergeIterator) AtT() int64  { return m.t }
+func (m *mergeIterator) AtST() int64 { return m.st }
 func (m *mergeIterator) Err() error { return m.err }
 
 // AtHistogram returns the current integer histogram sample, copied into h

@@ -81,6 +81,11 @@ type Iterator interface {
 	AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram)
 	// AtT returns the current sample's time.
 	AtT() int64
+	// AtST returns the current sample's start time (the start of the
+	// cumulative count, as OpenTelemetry sends it), 0 if it has none. Only
+	// the XOR2, HistogramST and FloatHistogramST encodings store start
+	// times; every other sample has none.
+	AtST() int64
 	// Err returns the error that stopped iteration, if any. Decode errors
 	// wrap ErrCorrupt.
 	Err() error
