@@ -749,7 +749,7 @@ func (it *blockIterator) At() (int64, float64) {
 
 func (it *blockIterator) AtT() int64  { return it.t }
 func (it *blockIterator) AtST() int64 { return it.it.AtST() }
-func (it *blockIterator) Err() error { return it.err }
+func (it *blockIterator) Err() error  { return it.err }
 
 // AtHistogram returns the current integer histogram sample; see
 // chunks.Iterator.

@@ -522,7 +522,7 @@ func (it *headIterator) At() (int64, float64) {
 
 func (it *headIterator) AtT() int64  { return it.t }
 func (it *headIterator) AtST() int64 { return it.it.AtST() }
-func (it *headIterator) Err() error { return it.err }
+func (it *headIterator) Err() error  { return it.err }
 
 // AtHistogram returns the current integer histogram sample; it panics on
 // any other sample.

@@ -205,7 +205,7 @@ func (m *mergeIterator) At() (int64, float64) {
 
 func (m *mergeIterator) AtT() int64  { return m.t }
 func (m *mergeIterator) AtST() int64 { return m.st }
-func (m *mergeIterator) Err() error { return m.err }
+func (m *mergeIterator) Err() error  { return m.err }
 
 // AtHistogram returns the current integer histogram sample, copied into h
 // if h is not nil; see chunks.Iterator.
