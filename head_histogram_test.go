@@ -271,3 +271,89 @@ func TestHeadHistogramChunkCuts(t *testing.T) {
 	require.Equal(t, chunks.EncXOR, s.chunks[n-1].chunk.Encoding(), "the float cut a new chunk")
 	require.Equal(t, 1, s.chunks[n-1].chunk.NumSamples())
 }
+
+// TestHistogramReadWhileWrite has a writer commit rounds of histograms
+// that often bring new buckets (so the open chunk is recoded and replaced)
+// and cross chunk cuts, while readers query the head: every read sees
+// whole rounds only (the same number of samples in every series), and
+// every histogram read is valid. Under the race detector it checks that
+// readers copy open histogram chunks safely.
+func TestHistogramReadWhileWrite(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	const nSeries = 20
+	rounds := 3000
+	if raceEnabled {
+		rounds = 1000
+	}
+	lsets := make([]labels.Labels, nSeries)
+	gens := make([]*histogramtest.Gen, nSeries)
+	for i := range lsets {
+		lsets[i] = labels.FromStrings("__name__", "rw", "i", fmt.Sprint(i))
+		gens[i] = histogramtest.NewGen(uint64(100+i), i%3 == 2, i%4 == 3)
+		gens[i].NewBucketPct = 30
+	}
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for r := range rounds {
+			app := db.Appender(ctx)
+			for i, l := range lsets {
+				_, h := gens[i].Next()
+				var err error
+				if i%2 == 0 {
+					_, err = app.AppendHistogram(0, l, int64(r+1)*15000, h, nil)
+				} else {
+					_, err = app.AppendHistogram(0, l, int64(r+1)*15000, nil, h.ToFloat())
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+			if err := app.Commit(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	m := labels.MustNewMatcher(labels.MatchEqual, "__name__", "rw")
+	reads := 0
+	for stop := false; !stop; reads++ {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		q, err := db.Querier(math.MinInt64, math.MaxInt64)
+		require.NoError(t, err)
+		ss := q.Select(ctx, m)
+		var it chunks.Iterator
+		counts := map[int]bool{}
+		for ss.Next() {
+			it = ss.At().Iterator(it)
+			n := 0
+			for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+				_, fh := it.AtFloatHistogram(nil)
+				if !chunksIsStale(fh.Sum) {
+					require.NoError(t, fh.Validate(), "%s sample %d", ss.At().Labels(), n)
+				}
+				n++
+			}
+			require.NoError(t, it.Err())
+			counts[n] = true
+		}
+		require.NoError(t, ss.Err())
+		require.NoError(t, q.Close())
+		require.LessOrEqual(t, len(counts), 1, "series of one read hold different numbers of samples: %v", counts)
+	}
+	select {
+	case err := <-errc:
+		require.NoError(t, err)
+	default:
+	}
+	t.Logf("%d reads during %d commits", reads, rounds)
+}
+
+// chunksIsStale reports whether f is the stale-marker NaN.
+func chunksIsStale(f float64) bool { return math.Float64bits(f) == 0x7ff0000000000002 }
