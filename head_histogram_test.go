@@ -420,7 +420,6 @@ func TestStartTimestamps(t *testing.T) {
 	require.NoError(t, db.Close())
 	db, err = Open("data", nil, nil, o)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, db.Close()) }()
 	requireAll("after restart")
 	encs := map[chunks.Encoding]int{}
 	for _, b := range db.Blocks() {
@@ -434,4 +433,16 @@ func TestStartTimestamps(t *testing.T) {
 	for _, e := range []chunks.Encoding{chunks.EncXOR, chunks.EncXOR2, chunks.EncHistogram, chunks.EncHistogramST, chunks.EncFloatHistogram, chunks.EncFloatHistogramST} {
 		require.Positive(t, encs[e], "%s chunks in blocks: %v", e, encs)
 	}
+	for r := rounds; r < rounds+10; r++ { // a WAL with V2 records for check.Dir
+		app := db.Appender(ctx)
+		_, err := app.AppendST(0, labels.FromStrings("__name__", "f"), 1, int64(r+1)*15000, 1, nil, nil)
+		require.NoError(t, err)
+		_, err = app.AppendST(0, labels.FromStrings("__name__", "h"), 1, int64(r+1)*15000, 0, crashHistogram(r), nil)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+	}
+	require.NoError(t, db.Close())
+	rep, err := check.Dir(fsys, "data")
+	require.NoError(t, err)
+	require.NoError(t, rep.Err(), "consistency check")
 }
