@@ -165,7 +165,10 @@ func blockChunks(s Series, meta *BlockMeta, samplesPerChunk int, batch []chunks.
 // the chunk appender cuts (schema or bound change, counter reset) and
 // otherwise at about TargetBytesPerHistogramChunk once a chunk holds
 // MinSamplesPerHistogramChunk samples. A change of sample type always
-// starts a new chunk.
+// starts a new chunk. Samples with start times go into the encodings that
+// store them (XOR2, HistogramST, FloatHistogramST), by the head's rule: a
+// chunk takes the ST encoding if its first sample has a start time, and a
+// sample with one cuts a chunk without.
 func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []chunks.Meta) ([]chunks.Meta, error) {
 	var e chunkEncoder
 	for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
@@ -177,13 +180,13 @@ func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []
 		switch vt {
 		case chunks.ValFloat:
 			_, v := it.At()
-			err = e.appendFloat(t, v, samplesPerChunk)
+			err = e.appendFloat(it.AtST(), t, v, samplesPerChunk)
 		case chunks.ValHistogram:
 			_, e.h = it.AtHistogram(e.h)
-			err = e.appendHistogram(t)
+			err = e.appendHistogram(it.AtST(), t)
 		case chunks.ValFloatHistogram:
 			_, e.fh = it.AtFloatHistogram(e.fh)
-			err = e.appendFloatHistogram(t)
+			err = e.appendFloatHistogram(it.AtST(), t)
 		default:
 			err = fmt.Errorf("tsdb: sample of unknown type %s at %d", vt, t)
 		}
@@ -201,6 +204,7 @@ func reencode(it chunks.Iterator, meta *BlockMeta, samplesPerChunk int, batch []
 type chunkEncoder struct {
 	xor *chunks.XORChunk
 	xa  chunks.Appender
+	x2  *chunks.XOR2Appender
 	ha  *chunks.HistogramAppender
 	fa  *chunks.FloatHistogramAppender
 
@@ -212,8 +216,21 @@ type chunkEncoder struct {
 	replace bool         // cur replaces the last chunk of the batch (recoded)
 }
 
-func (e *chunkEncoder) appendFloat(t int64, v float64, samplesPerChunk int) error {
+func (e *chunkEncoder) appendFloat(st, t int64, v float64, samplesPerChunk int) error {
 	e.ha, e.fa = nil, nil
+	if st != 0 || e.x2 != nil {
+		e.xor = nil
+		if e.x2 == nil || e.x2.NumSamples() >= samplesPerChunk {
+			c := chunks.NewXOR2Chunk()
+			app, err := c.XOR2Appender()
+			if err != nil {
+				return err
+			}
+			e.x2, e.cur, e.started = app, c, true
+		}
+		e.x2.AppendST(st, t, v)
+		return nil
+	}
 	if e.xor == nil || e.xor.NumSamples() >= samplesPerChunk {
 		e.xor = chunks.NewXORChunk()
 		app, err := e.xor.Appender()
@@ -232,22 +249,26 @@ func fullHistogramChunk(n, size int) bool {
 	return n >= chunks.MinSamplesPerHistogramChunk && size >= chunks.TargetBytesPerHistogramChunk
 }
 
-func (e *chunkEncoder) appendHistogram(t int64) error {
-	e.xor, e.fa = nil, nil
+func (e *chunkEncoder) appendHistogram(st, t int64) error {
+	e.xor, e.x2, e.fa = nil, nil, nil
 	prev := e.ha
-	if prev == nil || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+	if prev == nil || st != 0 && prev.Chunk().Encoding() != chunks.EncHistogramST ||
+		fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
 		c := chunks.NewHistogramChunk()
+		if st != 0 {
+			c = chunks.NewHistogramSTChunk()
+		}
 		app, err := c.Appender()
 		if err != nil {
 			return err
 		}
-		if _, _, e.ha, err = app.AppendHistogramAfter(prev, t, e.h); err != nil {
+		if _, _, e.ha, err = app.AppendHistogramSTAfter(prev, st, t, e.h); err != nil {
 			return fmt.Errorf("tsdb: histogram at %d: %w", t, err)
 		}
 		e.cur, e.started = e.ha.Chunk(), true
 		return nil
 	}
-	res, c, app, err := prev.AppendHistogram(t, e.h)
+	res, c, app, err := prev.AppendHistogramST(st, t, e.h)
 	if err != nil {
 		return fmt.Errorf("tsdb: histogram at %d: %w", t, err)
 	}
@@ -256,22 +277,26 @@ func (e *chunkEncoder) appendHistogram(t int64) error {
 	return nil
 }
 
-func (e *chunkEncoder) appendFloatHistogram(t int64) error {
-	e.xor, e.ha = nil, nil
+func (e *chunkEncoder) appendFloatHistogram(st, t int64) error {
+	e.xor, e.x2, e.ha = nil, nil, nil
 	prev := e.fa
-	if prev == nil || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+	if prev == nil || st != 0 && prev.Chunk().Encoding() != chunks.EncFloatHistogramST ||
+		fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
 		c := chunks.NewFloatHistogramChunk()
+		if st != 0 {
+			c = chunks.NewFloatHistogramSTChunk()
+		}
 		app, err := c.Appender()
 		if err != nil {
 			return err
 		}
-		if _, _, e.fa, err = app.AppendFloatHistogramAfter(prev, t, e.fh); err != nil {
+		if _, _, e.fa, err = app.AppendFloatHistogramSTAfter(prev, st, t, e.fh); err != nil {
 			return fmt.Errorf("tsdb: float histogram at %d: %w", t, err)
 		}
 		e.cur, e.started = e.fa.Chunk(), true
 		return nil
 	}
-	res, c, app, err := prev.AppendFloatHistogram(t, e.fh)
+	res, c, app, err := prev.AppendFloatHistogramST(st, t, e.fh)
 	if err != nil {
 		return fmt.Errorf("tsdb: float histogram at %d: %w", t, err)
 	}

@@ -17,6 +17,7 @@ import (
 // hsample is one sample of any type, for histogram block tests.
 type hsample struct {
 	t  int64
+	st int64 // start time, 0 for none
 	f  float64
 	h  *histogram.Histogram
 	fh *histogram.FloatHistogram
@@ -26,13 +27,17 @@ type hsample struct {
 // histogram in Prometheus's notation with its schema (which leaves out
 // empty buckets, which recoding may add).
 func (s hsample) key() string {
+	st := ""
+	if s.st != 0 {
+		st = fmt.Sprintf(" st=%d", s.st)
+	}
 	switch {
 	case s.h != nil:
-		return fmt.Sprintf("%d h s%d %s", s.t, s.h.Schema, s.h)
+		return fmt.Sprintf("%d%s h s%d %s", s.t, st, s.h.Schema, s.h)
 	case s.fh != nil:
-		return fmt.Sprintf("%d fh s%d %s", s.t, s.fh.Schema, s.fh)
+		return fmt.Sprintf("%d%s fh s%d %s", s.t, st, s.fh.Schema, s.fh)
 	}
-	return fmt.Sprintf("%d f %x", s.t, math.Float64bits(s.f))
+	return fmt.Sprintf("%d%s f %x", s.t, st, math.Float64bits(s.f))
 }
 
 func keys(ss []hsample) []string {
@@ -138,6 +143,7 @@ func readSeries(t *testing.T, db *DB, mint, maxt int64, re string) map[string][]
 			case chunks.ValFloatHistogram:
 				s.t, s.fh = it.AtFloatHistogram(nil)
 			}
+			s.st = it.AtST()
 			got = append(got, s)
 		}
 		require.NoError(t, it.Err())

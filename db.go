@@ -622,5 +622,8 @@ func (a closedAppender) Append(SeriesRef, labels.Labels, int64, float64) (Series
 func (a closedAppender) AppendHistogram(SeriesRef, labels.Labels, int64, *histogram.Histogram, *histogram.FloatHistogram) (SeriesRef, error) {
 	return 0, a.err
 }
+func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64, *histogram.Histogram, *histogram.FloatHistogram) (SeriesRef, error) {
+	return 0, a.err
+}
 func (a closedAppender) Commit() error   { return a.err }
 func (a closedAppender) Rollback() error { return nil }

@@ -372,6 +372,8 @@ func (s *memSeries) lastSample() *pendingSample {
 	switch {
 	case s.hist != nil && (s.hist.lastH != nil || s.hist.lastFH != nil):
 		last.h, last.fh = s.hist.lastH, s.hist.lastFH
+	case s.hist != nil && s.hist.xor2 != nil:
+		last.v = math.Float64frombits(s.hist.xor2Last)
 	case s.app == nil:
 		// No open chunk: the newest sample was truncated away, and
 		// anything at its time is out of bounds anyway.
@@ -469,6 +471,6 @@ func (s *memSeries) openChunkLocked(h *head, c chunks.Chunk, t int64) {
 	h.metrics.chunks.Inc()
 	s.app = nil
 	if s.hist != nil {
-		s.hist.happ, s.hist.fapp = nil, nil
+		s.hist.xor2, s.hist.happ, s.hist.fapp = nil, nil, nil
 	}
 }

@@ -33,6 +33,13 @@ type Appender interface {
 	// histogram is not copied: the caller must not modify it after the
 	// call.
 	AppendHistogram(ref SeriesRef, l labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
+	// AppendST buffers a sample with its start time st: the time the
+	// cumulative count it belongs to started (OpenTelemetry's start time,
+	// Prometheus's ST), or 0 for none. The sample is the float v if h and
+	// fh are nil, else the histogram given, as for AppendHistogram. Start
+	// times are stored in Prometheus's encodings for them and returned by
+	// chunks.Iterator.AtST; otherwise the contract is Append's.
+	AppendST(ref SeriesRef, l labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
 	// Commit makes all buffered samples visible at once.
 	Commit() error
 	// Rollback discards all buffered samples.
@@ -48,6 +55,7 @@ var errNoop = errors.New("tsdb: sample already present")
 type pendingSample struct {
 	s  *memSeries
 	t  int64
+	st int64 // start time; 0 for none
 	v  float64
 	h  *histogram.Histogram
 	fh *histogram.FloatHistogram
@@ -112,8 +120,21 @@ func (a *headAppender) Append(ref SeriesRef, lset labels.Labels, t int64, v floa
 	return a.add(ref, lset, pendingSample{t: t, v: v})
 }
 
+// AppendST implements Appender.
+func (a *headAppender) AppendST(ref SeriesRef, lset labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error) {
+	if h == nil && fh == nil {
+		return a.add(ref, lset, pendingSample{t: t, st: st, v: v})
+	}
+	return a.appendHistogram(ref, lset, st, t, h, fh)
+}
+
 // AppendHistogram implements Appender.
 func (a *headAppender) AppendHistogram(ref SeriesRef, lset labels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error) {
+	return a.appendHistogram(ref, lset, 0, t, h, fh)
+}
+
+// appendHistogram validates and buffers a histogram sample.
+func (a *headAppender) appendHistogram(ref SeriesRef, lset labels.Labels, st, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error) {
 	var err error
 	switch {
 	case a.done:
@@ -129,7 +150,7 @@ func (a *headAppender) AppendHistogram(ref SeriesRef, lset labels.Labels, t int6
 		a.head.metrics.invalid.Inc()
 		return 0, fmt.Errorf("%w: histogram at %d for %s: %w", ErrInvalidSample, t, lset, err)
 	}
-	return a.add(ref, lset, pendingSample{t: t, h: h, fh: fh})
+	return a.add(ref, lset, pendingSample{t: t, st: st, h: h, fh: fh})
 }
 
 // add buffers p (its series field unset) for the series ref or lset.
@@ -320,9 +341,9 @@ func (a *headAppender) Commit() error {
 		switch {
 		case p.t < minValid:
 		case p.isFloat():
-			reason = s.appendLocked(h, p.t, p.v, id, lowWatermark)
+			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:
-			reason = s.appendHistogramLocked(h, p.t, p.h, p.fh, id, lowWatermark)
+			reason = s.appendHistogramLocked(h, p.st, p.t, p.h, p.fh, id, lowWatermark)
 		}
 		if s.pendingApp == b {
 			s.pendingApp = nil

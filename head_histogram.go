@@ -1,6 +1,9 @@
 package tsdb
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 )
@@ -18,13 +21,25 @@ import (
 // same, so the sample indices the write-ID ring refers to are unchanged).
 // Every sample, whatever its kind, takes one slot of the series' write-ID
 // ring, so isolation treats floats and histograms alike (isolation.go).
+//
+// Start times. A sample may carry a start time (st, 0 for none), stored
+// in Prometheus's encodings for them: XOR2 for floats, HistogramST and
+// FloatHistogramST for histograms. A chunk takes the ST encoding if the
+// sample that starts it has a start time, and a sample with a start time
+// that meets an open chunk without them cuts a new one; samples without a
+// start time may join an ST chunk (they are stored as 0).
 
-// histState is a series' histogram-append state. It is allocated with the
-// first histogram sample and guarded by the series' mutex.
+// histState is a series' state for the encodings other than XOR: native
+// histograms, and floats with start times (XOR2). It is allocated with the
+// first such sample and guarded by the series' mutex.
 type histState struct {
+	// xor2 appends to the open chunk if it is an XOR2 chunk (floats with
+	// start times); xor2Last holds the bits of its last value.
+	xor2     *chunks.XOR2Appender
+	xor2Last uint64
 	// happ appends to the open chunk if it is a histogram chunk, fapp if
-	// it is a float-histogram chunk; at most one is set, and neither while
-	// the open chunk is XOR (memSeries.app).
+	// it is a float-histogram chunk (with or without start times); at most
+	// one of xor2, happ, fapp and memSeries.app is set.
 	happ *chunks.HistogramAppender
 	fapp *chunks.FloatHistogramAppender
 	// lastH or lastFH is the newest sample if it is a histogram (the
@@ -41,26 +56,59 @@ type histState struct {
 
 // appendHistogramLocked is appendLocked for a histogram sample: exactly one
 // of hh and fh is set, and it is valid. Requires s.mu held; takes no lock.
-func (s *memSeries) appendHistogramLocked(h *head, t int64, hh *histogram.Histogram, fh *histogram.FloatHistogram, id, lowWatermark uint64) (reason string) {
+func (s *memSeries) appendHistogramLocked(h *head, st, t int64, hh *histogram.Histogram, fh *histogram.FloatHistogram, id, lowWatermark uint64) (reason string) {
 	if t <= s.lastT {
 		return s.appendedBeforeLocked(&pendingSample{t: t, h: hh, fh: fh})
 	}
-	hs := s.hist
-	if hs == nil {
-		hs = &histState{}
-		s.hist = hs
-	}
+	hs := s.histStateLocked()
 	var err error
 	if hh != nil {
-		err = s.appendIntHistogramLocked(h, hs, t, hh)
+		err = s.appendIntHistogramLocked(h, hs, st, t, hh)
 	} else {
-		err = s.appendFloatHistogramLocked(h, hs, t, fh)
+		err = s.appendFloatHistogramLocked(h, hs, st, t, fh)
 	}
 	if err != nil {
 		// Validation at Append rules this out; count it if it happens.
 		return reasonInvalid
 	}
 	hs.lastH, hs.lastFH = hh, fh
+	s.appendedLocked(h, t, id, lowWatermark)
+	return ""
+}
+
+// histStateLocked returns s.hist, allocating it first if needed.
+func (s *memSeries) histStateLocked() *histState {
+	if s.hist == nil {
+		s.hist = &histState{}
+	}
+	return s.hist
+}
+
+// appendFloatLocked is appendLocked for a float sample with its start time
+// st (0 for none): the XOR2 path if st is set or the open chunk is XOR2,
+// appendLocked's otherwise. Requires s.mu held; takes no lock.
+func (s *memSeries) appendFloatLocked(h *head, st, t int64, v float64, id, lowWatermark uint64) (reason string) {
+	if st == 0 && (s.hist == nil || s.hist.xor2 == nil) {
+		return s.appendLocked(h, t, v, id, lowWatermark)
+	}
+	if t <= s.lastT {
+		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
+	}
+	hs := s.histStateLocked()
+	if hs.xor2 == nil || t >= s.nextAt || hs.xor2.NumSamples() >= h.samplesPerChunk {
+		c := chunks.NewXOR2Chunk()
+		app, err := c.XOR2Appender()
+		if err != nil {
+			// A new, empty chunk always has an appender.
+			panic(fmt.Sprintf("tsdb: appender of new XOR2 chunk: %v", err))
+		}
+		s.openChunkLocked(h, c, t)
+		hs.xor2 = app
+		s.nextAt = rangeEnd(t, h.chunkRange)
+	}
+	hs.xor2.AppendST(st, t, v)
+	hs.xor2Last = math.Float64bits(v)
+	hs.lastH, hs.lastFH = nil, nil
 	s.appendedLocked(h, t, id, lowWatermark)
 	return ""
 }
@@ -101,10 +149,10 @@ func (s *memSeries) noteHistogramAppendLocked(h *head, hs *histState, res chunks
 	}
 }
 
-func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, t int64, hh *histogram.Histogram) error {
+func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64, hh *histogram.Histogram) error {
 	prev := hs.happ
-	if prev != nil && !s.cutHistogramLocked(hs, t) {
-		res, c, app, err := prev.AppendHistogram(t, hh)
+	if prev != nil && (st == 0 || prev.Chunk().Encoding() == chunks.EncHistogramST) && !s.cutHistogramLocked(hs, t) {
+		res, c, app, err := prev.AppendHistogramST(st, t, hh)
 		if err != nil {
 			return err
 		}
@@ -113,11 +161,14 @@ func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, t int64, hh
 		return nil
 	}
 	c := chunks.NewHistogramChunk()
+	if st != 0 {
+		c = chunks.NewHistogramSTChunk()
+	}
 	app, err := c.Appender()
 	if err != nil {
 		return err
 	}
-	_, _, app, err = app.AppendHistogramAfter(prev, t, hh)
+	_, _, app, err = app.AppendHistogramSTAfter(prev, st, t, hh)
 	if err != nil {
 		return err
 	}
@@ -126,10 +177,10 @@ func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, t int64, hh
 	return nil
 }
 
-func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, t int64, fh *histogram.FloatHistogram) error {
+func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, st, t int64, fh *histogram.FloatHistogram) error {
 	prev := hs.fapp
-	if prev != nil && !s.cutHistogramLocked(hs, t) {
-		res, c, app, err := prev.AppendFloatHistogram(t, fh)
+	if prev != nil && (st == 0 || prev.Chunk().Encoding() == chunks.EncFloatHistogramST) && !s.cutHistogramLocked(hs, t) {
+		res, c, app, err := prev.AppendFloatHistogramST(st, t, fh)
 		if err != nil {
 			return err
 		}
@@ -138,11 +189,14 @@ func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, t int64, 
 		return nil
 	}
 	c := chunks.NewFloatHistogramChunk()
+	if st != 0 {
+		c = chunks.NewFloatHistogramSTChunk()
+	}
 	app, err := c.Appender()
 	if err != nil {
 		return err
 	}
-	_, _, app, err = app.AppendFloatHistogramAfter(prev, t, fh)
+	_, _, app, err = app.AppendFloatHistogramSTAfter(prev, st, t, fh)
 	if err != nil {
 		return err
 	}

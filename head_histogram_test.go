@@ -3,12 +3,14 @@ package tsdb
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/check"
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/histogram/histogramtest"
@@ -357,3 +359,90 @@ func TestHistogramReadWhileWrite(t *testing.T) {
 
 // chunksIsStale reports whether f is the stale-marker NaN.
 func chunksIsStale(f float64) bool { return math.Float64bits(f) == 0x7ff0000000000002 }
+
+// TestStartTimestamps appends floats, integer and float histograms with
+// start times (none at first, then a start time that is reset every 40
+// samples, then none again) and reads every start time back with its
+// sample from the head, after a WAL replay, from blocks after compaction
+// and after a restart; ST chunk encodings are written to blocks.
+func TestStartTimestamps(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	o := DefaultOptions()
+	o.FS = fsys
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	gen := histogramtest.NewGen(31, false, false)
+	gen.ResetPct, gen.SchemaPct = 0, 0
+	want := map[string][]hsample{}
+	rounds := 5 * 240
+	for r := range rounds {
+		ts := int64(r+1) * 15000
+		var st int64
+		if r >= 100 && r < rounds-100 {
+			st = int64(r/40*40+1) * 15000
+		}
+		_, h := gen.Next()
+		samples := map[string]hsample{
+			"f":  {t: ts, st: st, f: float64(r)},
+			"h":  {t: ts, st: st, h: h},
+			"fh": {t: ts, st: st, fh: h.ToFloat()},
+		}
+		app := db.Appender(ctx)
+		for _, name := range []string{"f", "fh", "h"} {
+			s := samples[name]
+			_, err := app.AppendST(0, labels.FromStrings("__name__", name), s.st, s.t, s.f, s.h, s.fh)
+			require.NoError(t, err)
+			want[name] = append(want[name], s)
+		}
+		require.NoError(t, app.Commit())
+	}
+	requireAll := func(what string) {
+		t.Helper()
+		got := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+		for name, ss := range want {
+			require.Equal(t, keys(ss), keys(got[name]), "%s: %s", what, name)
+		}
+	}
+	requireAll("head")
+	require.NoError(t, db.Close())
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	requireAll("after WAL replay")
+	require.NoError(t, db.Compact(ctx))
+	require.NotEmpty(t, db.Blocks())
+	requireAll("after compaction")
+	require.NoError(t, db.Delete(ctx, 200*15000, 210*15000, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+")))
+	require.NoError(t, db.CleanTombstones(ctx))
+	for name := range want {
+		want[name] = slices.DeleteFunc(want[name], func(s hsample) bool { return s.t >= 200*15000 && s.t <= 210*15000 })
+	}
+	requireAll("after delete and re-encoding")
+	require.NoError(t, db.Close())
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	requireAll("after restart")
+	encs := map[chunks.Encoding]int{}
+	for _, b := range db.Blocks() {
+		require.NoError(t, check.BlockChunks(fsys, filepath.Join("data", b.ULID.String()), func(_ labels.Labels, chks []check.ChunkInfo) error {
+			for _, c := range chks {
+				encs[c.Encoding]++
+			}
+			return nil
+		}))
+	}
+	for _, e := range []chunks.Encoding{chunks.EncXOR, chunks.EncXOR2, chunks.EncHistogram, chunks.EncHistogramST, chunks.EncFloatHistogram, chunks.EncFloatHistogramST} {
+		require.Positive(t, encs[e], "%s chunks in blocks: %v", e, encs)
+	}
+	for r := rounds; r < rounds+10; r++ { // a WAL with V2 records for check.Dir
+		app := db.Appender(ctx)
+		_, err := app.AppendST(0, labels.FromStrings("__name__", "f"), 1, int64(r+1)*15000, 1, nil, nil)
+		require.NoError(t, err)
+		_, err = app.AppendST(0, labels.FromStrings("__name__", "h"), 1, int64(r+1)*15000, 0, crashHistogram(r), nil)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+	}
+	require.NoError(t, db.Close())
+	rep, err := check.Dir(fsys, "data")
+	require.NoError(t, err)
+	require.NoError(t, rep.Err(), "consistency check")
+}

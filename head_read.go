@@ -327,7 +327,7 @@ func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []c
 			return buf, 0, false
 		}
 		k := c.chunk.NumSamples()
-		if k == 0 || k > samplesPerChunk && c.chunk.Encoding() == chunks.EncXOR {
+		if k == 0 || k > samplesPerChunk && !c.chunk.Encoding().IsHistogram() {
 			return buf, 0, false
 		}
 		n += k

@@ -102,7 +102,7 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 	if n == len(s.chunks) {
 		s.chunks, s.app, s.nextAt = nil, nil, math.MinInt64
 		if s.hist != nil {
-			s.hist.happ, s.hist.fapp = nil, nil
+			s.hist.xor2, s.hist.happ, s.hist.fapp = nil, nil, nil
 		}
 		return
 	}

@@ -343,3 +343,50 @@ func TestWALMissingSegments(t *testing.T) {
 		requireSameSamples(t, want, querySamples(t, q))
 	})
 }
+
+// TestCheckpointAfterFailedTruncation: a checkpoint is published but the
+// segments it covers cannot be removed; once removing works again, the
+// next head compaction finishes that truncation and checkpoints on (it
+// used to fail with "checkpoint N already covers segment N" until a
+// restart).
+func TestCheckpointAfterFailedTruncation(t *testing.T) {
+	walDir := filepath.Join("data", "wal")
+	fsys := vfs.NewMemFS()
+	walTestDB(t, fsys, 600, false)
+	db, _, err := openWALTest(fsys, false)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	noWakeups(db)
+	boom := errors.New("boom")
+	fsys.SetHook(func(op vfs.Op, name string) error {
+		if op == vfs.OpRemove && filepath.Dir(name) == walDir {
+			return boom
+		}
+		return nil
+	})
+	lsets := loadSeries(t, walTestSeries)
+	commitRounds := func(from, to int) {
+		for r := from; r < to; r++ {
+			app := db.Appender(ctx)
+			for i, l := range lsets {
+				_, err := app.Append(0, l, int64(r)*15000, scrapeValue(i, r))
+				require.NoError(t, err)
+			}
+			require.NoError(t, app.Commit())
+		}
+	}
+	commitRounds(600, 5*3600/15)
+	require.ErrorIs(t, db.Compact(ctx), boom)
+	segs, cp := walState(t, fsys, walDir)
+	require.GreaterOrEqual(t, cp, 0, "the checkpoint was published")
+	require.Less(t, segs[0], cp, "the segments it covers are still there")
+
+	// The head still spans more than 1.5 block ranges: the next
+	// compaction cuts another block and checkpoints again, with few new
+	// segments after the first checkpoint.
+	fsys.SetHook(nil)
+	require.NoError(t, db.Compact(ctx))
+	segs2, cp2 := walState(t, fsys, walDir)
+	require.Greater(t, cp2, cp, "a new checkpoint")
+	require.Greater(t, segs2[0], cp2, "the segments it covers are gone")
+}

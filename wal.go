@@ -87,18 +87,20 @@ func (a *headAppender) logCommit() error {
 	}
 	defer h.walScratch.Put(sc)
 	sc.series, sc.samples, sc.hs, sc.fhs = sc.series[:0], sc.samples[:0], sc.hs[:0], sc.fhs[:0]
+	anyST := false // then the V2 record types, which hold start times
 	for i := range a.samples {
 		p := &a.samples[i]
 		if !p.s.walLogged.Load() {
 			sc.series = append(sc.series, record.RefSeries{Ref: uint64(p.s.ref), Labels: p.s.lset})
 		}
+		anyST = anyST || p.st != 0
 		switch ref := uint64(p.s.ref); {
 		case p.h != nil:
-			sc.hs = append(sc.hs, record.RefHistogramSample{Ref: ref, T: p.t, H: p.h})
+			sc.hs = append(sc.hs, record.RefHistogramSample{Ref: ref, ST: p.st, T: p.t, H: p.h})
 		case p.fh != nil:
-			sc.fhs = append(sc.fhs, record.RefFloatHistogramSample{Ref: ref, T: p.t, FH: p.fh})
+			sc.fhs = append(sc.fhs, record.RefFloatHistogramSample{Ref: ref, ST: p.st, T: p.t, FH: p.fh})
 		default:
-			sc.samples = append(sc.samples, record.RefSample{Ref: ref, T: p.t, V: p.v})
+			sc.samples = append(sc.samples, record.RefSample{Ref: ref, ST: p.st, T: p.t, V: p.v})
 		}
 	}
 	var enc record.Encoder
@@ -107,11 +109,15 @@ func (a *headAppender) logCommit() error {
 		sc.recs[0] = enc.Series(sc.series, sc.recs[0][:0])
 		recs = append(recs, sc.recs[0])
 	}
-	if len(sc.hs) == 0 && len(sc.fhs) == 0 {
+	switch {
+	case len(sc.hs) > 0 || len(sc.fhs) > 0:
+		recs = sc.groupRecords(recs, anyST)
+	case anyST:
+		sc.recs[1] = enc.SamplesV2(sc.samples, sc.recs[1][:0])
+		recs = append(recs, sc.recs[1])
+	default:
 		sc.recs[1] = enc.Samples(sc.samples, sc.recs[1][:0])
 		recs = append(recs, sc.recs[1])
-	} else {
-		recs = sc.groupRecords(recs)
 	}
 	sc.group = recs
 	err := h.wal.Log(recs...)
@@ -133,14 +139,31 @@ func (a *headAppender) logCommit() error {
 
 // groupRecords appends to recs the scratch's samples, histograms among
 // them, as a commit group: a CommitGroup record, then one record per kind
-// of sample present. The records alias sc.hrecs, valid until the next call.
-func (sc *walScratch) groupRecords(recs [][]byte) [][]byte {
+// of sample present (with st, in the V2 types, which hold start times and
+// any schema). The records alias sc.hrecs, valid until the next call.
+func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
 	var enc record.Encoder
 	head := len(recs)
 	recs = append(recs, nil) // the CommitGroup record, if needed
-	if len(sc.samples) > 0 {
+	switch {
+	case len(sc.samples) == 0:
+	case st:
+		sc.hrecs[1] = enc.SamplesV2(sc.samples, sc.hrecs[1][:0])
+		recs = append(recs, sc.hrecs[1])
+	default:
 		sc.hrecs[1] = enc.Samples(sc.samples, sc.hrecs[1][:0])
 		recs = append(recs, sc.hrecs[1])
+	}
+	if st {
+		if len(sc.hs) > 0 {
+			sc.hrecs[2] = enc.HistogramSamplesV2(sc.hs, sc.hrecs[2][:0])
+			recs = append(recs, sc.hrecs[2])
+		}
+		if len(sc.fhs) > 0 {
+			sc.hrecs[4] = enc.FloatHistogramSamplesV2(sc.fhs, sc.hrecs[4][:0])
+			recs = append(recs, sc.hrecs[4])
+		}
+		return sc.closeGroup(recs, head)
 	}
 	if len(sc.hs) > 0 {
 		var custom []record.RefHistogramSample
@@ -164,6 +187,14 @@ func (sc *walScratch) groupRecords(recs [][]byte) [][]byte {
 			recs = append(recs, sc.hrecs[5])
 		}
 	}
+	return sc.closeGroup(recs, head)
+}
+
+// closeGroup finishes the group of records recs[head+1:]: it fills in the
+// CommitGroup record at recs[head], or drops that slot if the group has
+// one record only.
+func (sc *walScratch) closeGroup(recs [][]byte, head int) [][]byte {
+	var enc record.Encoder
 	n := len(recs) - head - 1
 	if n == 1 {
 		// One record is atomic by itself.
@@ -470,9 +501,9 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			if smp.h == nil && smp.fh == nil {
-				reason = s.appendLocked(h, smp.t, smp.v, 0, 0)
+				reason = s.appendFloatLocked(h, smp.st, smp.t, smp.v, 0, 0)
 			} else {
-				reason = s.appendHistogramLocked(h, smp.t, smp.h, smp.fh, 0, 0)
+				reason = s.appendHistogramLocked(h, smp.st, smp.t, smp.h, smp.fh, 0, 0)
 			}
 			s.mu.Unlock()
 			if reason != "" {
@@ -514,7 +545,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.floats {
-				rp.add(walSample{ref: smp.Ref, t: smp.T, v: smp.V})
+				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, v: smp.V})
 			}
 			rp.recordDone()
 		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
@@ -523,7 +554,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.hists {
-				rp.add(walSample{ref: smp.Ref, t: smp.T, h: smp.H})
+				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, h: smp.H})
 			}
 			clear(rp.hists)
 			rp.recordDone()
@@ -533,7 +564,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.fhists {
-				rp.add(walSample{ref: smp.Ref, t: smp.T, fh: smp.FH})
+				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, fh: smp.FH})
 			}
 			clear(rp.fhists)
 			rp.recordDone()
@@ -590,6 +621,7 @@ var errTornCommit = errors.New("torn commit")
 // histogram h, or the float histogram fh.
 type walSample struct {
 	ref uint64
+	st  int64 // start time; 0 for none
 	t   int64
 	v   float64
 	h   *histogram.Histogram

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/isotsdb/tsdb/internal/wlog"
@@ -29,6 +30,23 @@ func (db *DB) checkpointWAL(mint int64) error {
 	first, last, err := h.wal.Segments()
 	if err != nil {
 		return err
+	}
+	// An earlier checkpoint whose segments are still there (its truncation
+	// failed, or the process stopped before it): finish that first, so
+	// that the new checkpoint starts after it.
+	switch _, cp, err := wlog.LastCheckpoint(db.fs, h.wal.Dir()); {
+	case err == nil && cp >= first:
+		if err := h.wal.Truncate(cp + 1); err != nil {
+			return fmt.Errorf("truncate WAL after checkpoint %d: %w", cp, err)
+		}
+		if err := deleteCheckpoints(db, cp); err != nil {
+			return err
+		}
+		if first, last, err = h.wal.Segments(); err != nil {
+			return err
+		}
+	case err != nil && !errors.Is(err, wlog.ErrNotFound):
+		return fmt.Errorf("find checkpoint: %w", err)
 	}
 	// Checkpoint the older two thirds of the segments; the newest stay as
 	// they are (they hold mostly data still in the head).

@@ -306,3 +306,6 @@ func xorWindowChoice(win xorWindow, delta uint64, ctrl uint8) (leading, trailing
 	}
 	return leading, trailing, false
 }
+
+// NumSamples returns the number of samples in the appender's chunk.
+func (a *XOR2Appender) NumSamples() int { return a.c.NumSamples() }

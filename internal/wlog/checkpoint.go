@@ -293,7 +293,11 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 			kept := slices.DeleteFunc(samples, func(s record.RefSample) bool { return s.T < mint || !keep(s.Ref) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
-			if len(kept) > 0 {
+			switch {
+			case len(kept) == 0:
+			case slices.ContainsFunc(kept, func(s record.RefSample) bool { return s.ST != 0 }):
+				buf = enc.SamplesV2(kept, buf)
+			default:
 				buf = enc.Samples(kept, buf)
 			}
 		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
@@ -305,7 +309,9 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 			kept := slices.DeleteFunc(hists, func(s record.RefHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
-			if len(kept) > 0 {
+			if slices.ContainsFunc(kept, func(s record.RefHistogramSample) bool { return s.ST != 0 }) {
+				buf = enc.HistogramSamplesV2(kept, buf)
+			} else if len(kept) > 0 {
 				var custom []record.RefHistogramSample
 				buf, custom = enc.HistogramSamples(kept, buf)
 				if len(buf) > start {
@@ -325,7 +331,9 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 			kept := slices.DeleteFunc(fhists, func(s record.RefFloatHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
-			if len(kept) > 0 {
+			if slices.ContainsFunc(kept, func(s record.RefFloatHistogramSample) bool { return s.ST != 0 }) {
+				buf = enc.FloatHistogramSamplesV2(kept, buf)
+			} else if len(kept) > 0 {
 				var custom []record.RefFloatHistogramSample
 				buf, custom = enc.FloatHistogramSamples(kept, buf)
 				if len(buf) > start {
