@@ -252,17 +252,9 @@ func fullHistogramChunk(n, size int) bool {
 func (e *chunkEncoder) appendHistogram(st, t int64) error {
 	e.xor, e.x2, e.fa = nil, nil, nil
 	prev := e.ha
-	if prev == nil || st != 0 && prev.Chunk().Encoding() != chunks.EncHistogramST ||
-		fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
-		c := chunks.NewHistogramChunk()
-		if st != 0 {
-			c = chunks.NewHistogramSTChunk()
-		}
-		app, err := c.Appender()
-		if err != nil {
-			return err
-		}
-		if _, _, e.ha, err = app.AppendHistogramSTAfter(prev, st, t, e.h); err != nil {
+	if prev == nil || !prev.TakesST(st) || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+		var err error
+		if e.ha, err = chunks.StartHistogramChunk(prev, st, t, e.h); err != nil {
 			return fmt.Errorf("tsdb: histogram at %d: %w", t, err)
 		}
 		e.cur, e.started = e.ha.Chunk(), true
@@ -280,17 +272,9 @@ func (e *chunkEncoder) appendHistogram(st, t int64) error {
 func (e *chunkEncoder) appendFloatHistogram(st, t int64) error {
 	e.xor, e.x2, e.ha = nil, nil, nil
 	prev := e.fa
-	if prev == nil || st != 0 && prev.Chunk().Encoding() != chunks.EncFloatHistogramST ||
-		fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
-		c := chunks.NewFloatHistogramChunk()
-		if st != 0 {
-			c = chunks.NewFloatHistogramSTChunk()
-		}
-		app, err := c.Appender()
-		if err != nil {
-			return err
-		}
-		if _, _, e.fa, err = app.AppendFloatHistogramSTAfter(prev, st, t, e.fh); err != nil {
+	if prev == nil || !prev.TakesST(st) || fullHistogramChunk(prev.Chunk().NumSamples(), len(prev.Chunk().Bytes())) {
+		var err error
+		if e.fa, err = chunks.StartFloatHistogramChunk(prev, st, t, e.fh); err != nil {
 			return fmt.Errorf("tsdb: float histogram at %d: %w", t, err)
 		}
 		e.cur, e.started = e.fa.Chunk(), true

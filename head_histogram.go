@@ -151,7 +151,7 @@ func (s *memSeries) noteHistogramAppendLocked(h *head, hs *histState, res chunks
 
 func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64, hh *histogram.Histogram) error {
 	prev := hs.happ
-	if prev != nil && (st == 0 || prev.Chunk().Encoding() == chunks.EncHistogramST) && !s.cutHistogramLocked(hs, t) {
+	if prev != nil && prev.TakesST(st) && !s.cutHistogramLocked(hs, t) {
 		res, c, app, err := prev.AppendHistogramST(st, t, hh)
 		if err != nil {
 			return err
@@ -160,15 +160,7 @@ func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64
 		hs.happ = app
 		return nil
 	}
-	c := chunks.NewHistogramChunk()
-	if st != 0 {
-		c = chunks.NewHistogramSTChunk()
-	}
-	app, err := c.Appender()
-	if err != nil {
-		return err
-	}
-	_, _, app, err = app.AppendHistogramSTAfter(prev, st, t, hh)
+	app, err := chunks.StartHistogramChunk(prev, st, t, hh)
 	if err != nil {
 		return err
 	}
@@ -179,7 +171,7 @@ func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64
 
 func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, st, t int64, fh *histogram.FloatHistogram) error {
 	prev := hs.fapp
-	if prev != nil && (st == 0 || prev.Chunk().Encoding() == chunks.EncFloatHistogramST) && !s.cutHistogramLocked(hs, t) {
+	if prev != nil && prev.TakesST(st) && !s.cutHistogramLocked(hs, t) {
 		res, c, app, err := prev.AppendFloatHistogramST(st, t, fh)
 		if err != nil {
 			return err
@@ -188,15 +180,7 @@ func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, st, t int
 		hs.fapp = app
 		return nil
 	}
-	c := chunks.NewFloatHistogramChunk()
-	if st != 0 {
-		c = chunks.NewFloatHistogramSTChunk()
-	}
-	app, err := c.Appender()
-	if err != nil {
-		return err
-	}
-	_, _, app, err = app.AppendFloatHistogramSTAfter(prev, st, t, fh)
+	app, err := chunks.StartFloatHistogramChunk(prev, st, t, fh)
 	if err != nil {
 		return err
 	}

@@ -63,19 +63,19 @@ func (w *mixedWorkload) sample(name string, r int) hsample {
 func (w *mixedWorkload) commit(t *testing.T, db *DB, r int) {
 	t.Helper()
 	app := db.Appender(ctx)
+	w.appendRound(t, app, r)
+	require.NoError(t, app.Commit())
+}
+
+// appendRound appends round r of every series to app.
+func (w *mixedWorkload) appendRound(t *testing.T, app Appender, r int) {
+	t.Helper()
 	for _, name := range w.names {
 		s := w.sample(name, r)
-		lset := labels.FromStrings("__name__", name)
-		var err error
-		if s.h == nil && s.fh == nil {
-			_, err = app.Append(0, lset, s.t, s.f)
-		} else {
-			_, err = app.AppendHistogram(0, lset, s.t, s.h, s.fh)
-		}
+		_, err := app.AppendST(0, labels.FromStrings("__name__", name), s.st, s.t, s.f, s.h, s.fh)
 		require.NoError(t, err, "%s round %d", name, r)
 		w.want[name] = append(w.want[name], s)
 	}
-	require.NoError(t, app.Commit())
 }
 
 func (w *mixedWorkload) requireAll(t *testing.T, db *DB, what string) {
@@ -206,20 +206,8 @@ func TestHistogramCommitIsolation(t *testing.T) {
 	}
 	before := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
 	for pauseAt := range len(w.names) {
-		r := 60 + pauseAt
 		app := db.Appender(ctx)
-		for _, name := range w.names {
-			s := w.sample(name, r)
-			lset := labels.FromStrings("__name__", name)
-			var err error
-			if s.h == nil && s.fh == nil {
-				_, err = app.Append(0, lset, s.t, s.f)
-			} else {
-				_, err = app.AppendHistogram(0, lset, s.t, s.h, s.fh)
-			}
-			require.NoError(t, err)
-			w.want[name] = append(w.want[name], s)
-		}
+		w.appendRound(t, app, 60+pauseAt)
 		pc := gate.commitPaused(app, pauseAt)
 		released := false
 		defer func() {

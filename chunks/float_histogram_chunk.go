@@ -436,3 +436,23 @@ func (a *FloatHistogramAppender) recode(g layoutGrowth, pSpans, nSpans []histogr
 	na.c.setCounterResetHeader(a.c.counterResetHeader())
 	return na, nil
 }
+
+// StartFloatHistogramChunk is StartHistogramChunk for float histograms:
+// a FloatHistogramST chunk if st is not 0, else a FloatHistogram chunk.
+func StartFloatHistogramChunk(prev *FloatHistogramAppender, st, t int64, fh *histogram.FloatHistogram) (*FloatHistogramAppender, error) {
+	c := NewFloatHistogramChunk()
+	if st != 0 {
+		c = NewFloatHistogramSTChunk()
+	}
+	app, err := c.Appender()
+	if err != nil {
+		return nil, err
+	}
+	_, _, app, err = app.AppendFloatHistogramSTAfter(prev, st, t, fh)
+	return app, err
+}
+
+// TakesST is HistogramAppender.TakesST for float histograms.
+func (a *FloatHistogramAppender) TakesST(st int64) bool {
+	return st == 0 || a.c.Encoding() == EncFloatHistogramST
+}

@@ -470,3 +470,28 @@ func cloneOrNil[T any](s []T) []T {
 	}
 	return slices.Clone(s)
 }
+
+// StartHistogramChunk starts a new chunk with the sample (st, t, h) and
+// returns its appender: a HistogramST chunk if st is not 0, else a
+// Histogram chunk. prev is the appender of the chunk the new one follows
+// (nil if none); it sets the counter-reset header as in
+// AppendHistogramAfter.
+func StartHistogramChunk(prev *HistogramAppender, st, t int64, h *histogram.Histogram) (*HistogramAppender, error) {
+	c := NewHistogramChunk()
+	if st != 0 {
+		c = NewHistogramSTChunk()
+	}
+	app, err := c.Appender()
+	if err != nil {
+		return nil, err
+	}
+	_, _, app, err = app.AppendHistogramSTAfter(prev, st, t, h)
+	return app, err
+}
+
+// TakesST reports whether a sample with start time st (0 for none) may
+// join the appender's chunk: any sample may join a HistogramST chunk, one
+// with a start time no other.
+func (a *HistogramAppender) TakesST(st int64) bool {
+	return st == 0 || a.c.Encoding() == EncHistogramST
+}
