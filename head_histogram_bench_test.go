@@ -32,14 +32,14 @@ func benchHistogramSeries(n, rounds int) ([]labels.Labels, [][]*histogram.Histog
 	return lsets, hs
 }
 
-// benchHistogramScrapes appends b.N histogram samples to db as scrapes of
+// benchHistogramScrapes appends n histogram samples to db as scrapes of
 // 2,000 series, one commit per target of 100 series, 15 s apart.
-func benchHistogramScrapes(b *testing.B, db *DB, lsets []labels.Labels, hs [][]*histogram.Histogram) int {
+func benchHistogramScrapes(b *testing.B, db *DB, lsets []labels.Labels, hs [][]*histogram.Histogram, n int) int {
 	refs := make([]SeriesRef, len(lsets))
 	samples := 0
-	for round := 0; samples < b.N; round++ {
+	for round := 0; samples < n; round++ {
 		ts := int64(round) * 15000
-		for start := 0; start < len(lsets) && samples < b.N; start += 100 {
+		for start := 0; start < len(lsets) && samples < n; start += 100 {
 			app := db.Appender(ctx)
 			for i := start; i < min(start+100, len(lsets)); i++ {
 				ref, err := app.AppendHistogram(refs[i], lsets[i], ts, hs[round%len(hs)][i], nil)
@@ -66,7 +66,7 @@ func BenchmarkAppendHistograms(b *testing.B) {
 			db, _ := openTestDB(b, benchOptions(iso))
 			b.ReportAllocs()
 			b.ResetTimer()
-			n := benchHistogramScrapes(b, db, lsets, hs)
+			n := benchHistogramScrapes(b, db, lsets, hs, b.N)
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
@@ -79,10 +79,7 @@ func BenchmarkQueryHeadHistograms(b *testing.B) {
 	for _, iso := range []bool{true, false} {
 		b.Run(fmt.Sprintf("isolation=%v", iso), func(b *testing.B) {
 			db, _ := openTestDB(b, benchOptions(iso))
-			bn := b.N
-			b.N = 2000 * 240
-			benchHistogramScrapes(b, db, lsets, hs)
-			b.N = bn
+			benchHistogramScrapes(b, db, lsets, hs, 2000*240)
 			m := labels.MustNewMatcher(labels.MatchEqual, "__name__", "bench_seconds")
 			var h *histogram.Histogram
 			var it chunks.Iterator

@@ -239,15 +239,6 @@ func (m *mergeIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *
 	return m.t, fh
 }
 
-// floatOrNone maps "there is a sample" to ValFloat and "there is none" to
-// ValNone, for iterators that yield floats only.
-func floatOrNone(ok bool) chunks.ValueType {
-	if ok {
-		return chunks.ValFloat
-	}
-	return chunks.ValNone
-}
-
 // wrongValueType is the panic value of an iterator accessor called on a
 // sample of another type (see chunks.Iterator).
 func wrongValueType(accessor string, have chunks.ValueType) string {
