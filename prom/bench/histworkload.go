@@ -23,7 +23,7 @@ const (
 	histAppear  = 960 // rounds (4 h) over which the other buckets appear
 	// histChunkRounds is how many rounds of histograms are generated at a
 	// time, outside the measurement, before they are written: 8 rounds of
-	// 2,000 series, about 13 MiB for both stores' copies.
+	// 2,000 series, about 10 MiB with both stores' copies.
 	histChunkRounds = 8
 )
 
@@ -82,10 +82,7 @@ func newHistLayout(j int) histLayout {
 	scale := uint64(1) << (j % 6) // busy and quiet series
 	for s := range histSlots {
 		h := mix(uint64(j), uint64(100+s))
-		switch {
-		case s < histInitial && h%6 != 0: // about 20 of the 24
-			l.appear[s] = 0
-		default:
+		if s >= histInitial || h%6 == 0 { // about 20 of the first 24 are populated from round 0
 			l.appear[s] = 1 + int(h>>8)%histAppear
 		}
 		// A bell over the slots: most observations near the centre.
@@ -102,9 +99,10 @@ func (hw *histWorkload) target(k int) (lo, hi int) {
 	return min(k*hw.perTgt, len(hw.series)), min((k+1)*hw.perTgt, len(hw.series))
 }
 
-// count is a slot's cumulative count in round r ≥ appear: r·rate plus a
-// jitter in [0, rate], so it never goes down, like the float counters.
-func count(j, s, r int, appear int, rate uint64) uint64 {
+// slotCount is the cumulative count of series j's slot s in round
+// r ≥ appear: (r−appear)·rate plus a jitter in [0, rate], so it never goes
+// down, like the float counters.
+func slotCount(j, s, r, appear int, rate uint64) uint64 {
 	return uint64(r-appear)*rate + mix(uint64(j), uint64(r)<<6|uint64(s))%(rate+1)
 }
 
@@ -124,7 +122,7 @@ func (hw *histWorkload) value(j, r int) *histogram.Histogram {
 		if r < l.appear[s] {
 			continue
 		}
-		c := count(j, s, r, l.appear[s], l.rate[s])
+		c := slotCount(j, s, r, l.appear[s], l.rate[s])
 		if s == last+1 {
 			h.PositiveSpans[len(h.PositiveSpans)-1].Length++
 		} else {
