@@ -104,3 +104,38 @@ func TestSmallHistogramRun(t *testing.T) {
 		}
 	}
 }
+
+// TestHistRoundTrip checks that both stores read back every histogram
+// written, each with the count it was written with.
+func TestHistRoundTrip(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 1000)
+	require.NoError(t, err)
+	hw := newHistWorkload(30, c.targets())
+	const rounds = 20
+	var want uint64
+	for j := range hw.series {
+		for r := range rounds {
+			want += hw.value(j, r).Count
+		}
+	}
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		s, err := openStore(k, storeConfig{dir: t.TempDir(), isolation: true, hseries: hw.series})
+		require.NoError(t, err)
+		_, n, _, err := ingestHist(s, c, hw, nil, make([]uint64, len(hw.series)), 0, rounds)
+		require.NoError(t, err)
+		require.Equal(t, rounds*len(hw.series), n)
+		series, samples, err := s.queryHistograms(histQuery, baseTime, maxTime(rounds, hw.targets))
+		require.NoError(t, err, "%s", k)
+		require.Equal(t, len(hw.series), series, "%s", k)
+		require.Equal(t, n, samples, "%s", k)
+		var sink float64
+		switch s := s.(type) {
+		case *isoStore:
+			sink = s.sink
+		case *promStore:
+			sink = s.sink
+		}
+		require.Equal(t, float64(want), sink, "%s: the sum of the counts read", k)
+		require.NoError(t, s.close())
+	}
+}
