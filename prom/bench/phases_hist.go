@@ -7,13 +7,13 @@ import (
 )
 
 // The histogram phases. Generating a histogram (building its spans and
-// buckets and converting it to Prometheus's type) costs about as much as a
-// store spends appending it, and would dilute the comparison, so the
-// histograms are generated histChunkRounds rounds at a time before they are
-// written and only the writing is measured. Every figure comes from a
-// store that holds only the histogram series, so that its CPU, its reads
-// and its block bytes are the histograms' alone; the mixed scrape (the
-// float workload with the histograms in the same commits) is measured for
+// buckets, converting it to Prometheus's type) is work of the benchmark,
+// not of the store, and would dilute the comparison, so the histograms are
+// generated histChunkRounds rounds at a time before they are written and
+// only the writing is measured. The per-histogram figures come from a store
+// that holds only the histogram series, so that its CPU, its reads and its
+// block bytes are the histograms' alone; the mixed scrape (the float
+// workload with the histograms in the same commits) is measured for
 // realism and for the paired isolation cost.
 
 // histQuery selects every histogram series of a histogram-only store.
