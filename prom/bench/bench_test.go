@@ -216,3 +216,54 @@ func BenchmarkLabelNames(b *testing.B) {
 		return len(ns)
 	})
 }
+
+// BenchmarkIngestHistograms measures one scrape round of the histogram
+// workload (2,000 histogram series in 40 commits, 2 writers, no floats) per
+// iteration; each round's histograms are generated with the timer stopped.
+func BenchmarkIngestHistograms(b *testing.B) {
+	c := benchCorpus(b)
+	hw := newHistWorkload(2000, c.targets())
+	eachConfig(b, func(b *testing.B, cfg config) {
+		s, err := openStore(cfg.kind, storeConfig{dir: b.TempDir(), isolation: cfg.isolation, hseries: hw.series})
+		require.NoError(b, err)
+		b.Cleanup(func() { require.NoError(b, s.close()) })
+		hrefs := make([]uint64, len(hw.series))
+		b.ReportAllocs()
+		r := 0
+		for b.Loop() {
+			b.StopTimer()
+			row := hw.batch(r, r+1)[0]
+			b.StartTimer()
+			_, err := scrapeRounds(hw.targets, r, r+1, func(k, r int) (int, error) {
+				return scrapeMixed(s, c, hw, nil, hrefs, row, k, r)
+			})
+			require.NoError(b, err)
+			r++
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(r*len(hw.series)), "ns/sample")
+	})
+}
+
+// BenchmarkQueryHistograms measures reading every histogram sample of 240
+// rounds of the histogram workload from the head.
+func BenchmarkQueryHistograms(b *testing.B) {
+	c := benchCorpus(b)
+	hw := newHistWorkload(2000, c.targets())
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		b.Run("store="+k.String(), func(b *testing.B) {
+			s, err := openStore(k, storeConfig{dir: b.TempDir(), isolation: true, hseries: hw.series})
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, s.close()) })
+			_, _, _, err = ingestHist(s, c, hw, nil, make([]uint64, len(hw.series)), 0, 240)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			samples := 0
+			for b.Loop() {
+				_, n, err := s.queryHistograms(histQuery, baseTime, maxTime(240, hw.targets))
+				require.NoError(b, err)
+				samples += n
+			}
+			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}

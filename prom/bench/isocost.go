@@ -21,9 +21,9 @@ import (
 // ignores. The figure is the median over pairs of cpu(on)/cpu(off).
 
 // pairedStores opens a store of kind k with isolation on and one with it
-// off, on the given series (the one with isolation on first if onFirst),
-// and closes them at the end of fn.
-func pairedStores(k storeKind, series [][]string, tmp string, onFirst bool, fn func(on, off store) error) error {
+// off, on the given float and histogram series (the one with isolation on
+// first if onFirst), and closes them at the end of fn.
+func pairedStores(k storeKind, series, hseries [][]string, tmp string, onFirst bool, fn func(on, off store) error) error {
 	var stores [2]store
 	isos := []bool{true, false}
 	if !onFirst {
@@ -39,7 +39,7 @@ func pairedStores(k storeKind, series [][]string, tmp string, onFirst bool, fn f
 			return err
 		}
 		defer os.RemoveAll(dir)
-		s, err := openStore(k, storeConfig{dir: dir, isolation: iso, series: series})
+		s, err := openStore(k, storeConfig{dir: dir, isolation: iso, series: series, hseries: hseries})
 		if err != nil {
 			return err
 		}
@@ -54,8 +54,9 @@ const stressPairs = 12
 
 // pairedRatio runs block(s, i) for i in [0, pairs) on on and off
 // alternately (ABBA order, so neither always goes first) and returns the
-// CPU ratios on/off of the pairs.
-func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, error)) ([]float64, error) {
+// CPU ratios on/off of the pairs. prepare, if not nil, runs before each
+// block, outside the measurement (to generate its data).
+func pairedRatio(on, off store, pairs int, prepare func(s store, i int), block func(s store, i int) (int, error)) ([]float64, error) {
 	var ratios []float64
 	for i := range pairs {
 		var cpu [2]float64 // per sample; 0 = on, 1 = off
@@ -67,6 +68,9 @@ func pairedRatio(on, off store, pairs int, block func(s store, i int) (int, erro
 			s := on
 			if which == 1 {
 				s = off
+			}
+			if prepare != nil {
+				prepare(s, i)
 			}
 			m := startMeter()
 			n, err := block(s, i)
@@ -91,7 +95,7 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 	// files; the figure is the median over the pairs of both.
 	var scrape, stressed []float64
 	for _, onFirst := range []bool{true, false} {
-		err := pairedStores(k, c.series, p.tmp, onFirst, func(on, off store) error {
+		err := pairedStores(k, c.series, nil, p.tmp, onFirst, func(on, off store) error {
 			refs := map[store][]uint64{on: make([]uint64, len(c.series)), off: make([]uint64, len(c.series))}
 			// Round 0 creates the series; the blocks measure steady scrapes.
 			for _, s := range []store{on, off} {
@@ -99,7 +103,7 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 					return err
 				}
 			}
-			r, err := pairedRatio(on, off, p.rounds, func(s store, i int) (int, error) {
+			r, err := pairedRatio(on, off, p.rounds, nil, func(s store, i int) (int, error) {
 				return ingest(s, c, refs[s], 1+i, 2+i)
 			})
 			scrape = append(scrape, r...)
@@ -112,14 +116,14 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 		if need > len(c.series) {
 			return nil, fmt.Errorf("bench: stress needs %d series, the corpus has %d", need, len(c.series))
 		}
-		err = pairedStores(k, c.series[:need], p.tmp, onFirst, func(on, off store) error {
+		err = pairedStores(k, c.series[:need], nil, p.tmp, onFirst, func(on, off store) error {
 			for _, s := range []store{on, off} {
 				if _, err := stress(s, p.appenders, 0, 1); err != nil { // creates the series
 					return err
 				}
 			}
 			per := max(1, p.commits/stressPairs)
-			r, err := pairedRatio(on, off, stressPairs, func(s store, i int) (int, error) {
+			r, err := pairedRatio(on, off, stressPairs, nil, func(s store, i int) (int, error) {
 				return stress(s, p.appenders, 1+i*per, per)
 			})
 			stressed = append(stressed, r...)

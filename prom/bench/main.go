@@ -10,8 +10,11 @@
 // of 500 series, one commit per target per 15 s scrape, 2 writer
 // goroutines; phases ingest, read, read-while-write and head compaction;
 // then an isolation stress workload (1,024 appenders committing 1–10
-// samples each) and query start with 10,000 open appenders. Every store
-// runs with isolation on and off.
+// samples each) and query start with 10,000 open appenders; then 2,000
+// native histogram series (schema 3, about 20 buckets) spread over the
+// same targets: ingest, read, compaction and block bytes on a store of
+// histograms alone, and the histograms mixed into the float scrape. Every
+// store runs with isolation on and off.
 package main
 
 import (
@@ -36,6 +39,7 @@ func main() {
 	flag.IntVar(&p.commits, "commits", 300, "stress: commits per appender")
 	flag.IntVar(&p.qsBatches, "qs-batches", 100, "query start: batches (the median is over batches)")
 	flag.IntVar(&p.qsPerBatch, "qs-per-batch", 10, "query start: queriers per batch")
+	flag.IntVar(&p.histSeries, "hist-series", 2000, "native histogram series of the histogram phases (0 = skip them)")
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")

@@ -71,6 +71,31 @@ func (p *pacer) finish(w, n int) {
 // rounds ahead of another; refs caches series refs (writers touch
 // disjoint indexes). It returns the number of samples.
 func ingest(s store, c *corpus, refs []uint64, from, to int) (int, error) {
+	return scrapeRounds(c.targets(), from, to, func(k, r int) (int, error) {
+		lo, hi := c.target(k)
+		t := scrapeTime(k, r)
+		app := s.appender()
+		for i := lo; i < hi; i++ {
+			ref, err := app.append(refs[i], i, t, c.value(i, r))
+			if err != nil {
+				_ = app.rollback()
+				return 0, fmt.Errorf("bench: append series %d round %d: %w", i, r, err)
+			}
+			refs[i] = ref
+		}
+		if err := app.commit(); err != nil {
+			return 0, fmt.Errorf("bench: commit target %d round %d: %w", k, r, err)
+		}
+		return hi - lo, nil
+	})
+}
+
+// scrapeRounds runs scrape(k, r) for rounds [from, to) of targets targets
+// with `writers` goroutines, writer w taking targets w, w+writers, ...,
+// none more than maxLag rounds ahead of another. scrape writes target k's
+// round r in one commit and returns its number of samples; scrapeRounds
+// returns their sum.
+func scrapeRounds(targets, from, to int, scrape func(k, r int) (int, error)) (int, error) {
 	var g errgroup.Group
 	var samples atomic.Int64
 	pace := newPacer(writers)
@@ -80,22 +105,12 @@ func ingest(s store, c *corpus, refs []uint64, from, to int) (int, error) {
 			n := 0
 			for r := from; r < to; r++ {
 				pace.start(w, r-from)
-				for k := w; k < c.targets(); k += writers {
-					lo, hi := c.target(k)
-					t := scrapeTime(k, r)
-					app := s.appender()
-					for i := lo; i < hi; i++ {
-						ref, err := app.append(refs[i], i, t, c.value(i, r))
-						if err != nil {
-							_ = app.rollback()
-							return fmt.Errorf("bench: append series %d round %d: %w", i, r, err)
-						}
-						refs[i] = ref
+				for k := w; k < targets; k += writers {
+					m, err := scrape(k, r)
+					if err != nil {
+						return err
 					}
-					if err := app.commit(); err != nil {
-						return fmt.Errorf("bench: commit target %d round %d: %w", k, r, err)
-					}
-					n += hi - lo
+					n += m
 				}
 				pace.finish(w, r-from+1)
 			}

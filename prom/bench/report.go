@@ -65,16 +65,19 @@ type row struct {
 	abs    *target // on isotsdb's own value, nil if none
 }
 
+// section is a titled group of rows.
+type section struct {
+	name string
+	rows []row
+}
+
 // report prints the comparison table and returns whether every target held.
 func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 	ok := true
 	iso, prom := res[config{isotsdbStore, true}], res[config{prometheusStore, true}]
 	isoOff, promOff := res[config{isotsdbStore, false}], res[config{prometheusStore, false}]
 
-	sections := []struct {
-		name string
-		rows []row
-	}{
+	sections := []section{
 		{"ingest (isolation on)", []row{
 			{label: "CPU per sample", figure: "ingest.cpu", unit: "ns", target: atMost(1.0)},
 			{label: "samples/s (wall)", figure: "ingest.rate", unit: "/s"},
@@ -102,6 +105,24 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 			{label: "open + close a querier (median)", figure: "qstart", unit: "ns", abs: atMost(1000)},
 		}},
 	}
+	hist := median(iso, "hist.cpu") > 0
+	if hist {
+		sections = append(sections, section{"native histograms (schema 3, ~20 buckets; a store of histograms alone)", []row{
+			{label: "ingest CPU per histogram sample", figure: "hist.cpu", unit: "ns", target: atMost(1.0)},
+			{label: "ingest histogram samples/s (wall)", figure: "hist.rate", unit: "/s"},
+			{label: "heap per histogram series after GC", figure: "hist.heap", unit: "B"},
+			{label: "allocations per histogram sample", figure: "hist.allocs", unit: "n"},
+			{label: "read histogram samples/s (head, full range)", figure: "hist.read.rate", unit: "/s", target: atLeast(1.0)},
+			{label: "read p50 (head, full range)", figure: "hist.read.p50", unit: "ns"},
+			{label: "compaction phase CPU", figure: "hist.compact.cpu", unit: "s"},
+			{label: "histogram samples in blocks", figure: "hist.disk.samples", unit: "n"},
+			{label: "bytes on disk per histogram sample", figure: "hist.disk.bytes", unit: "B", target: atMost(1.0)},
+			{label: "read histogram samples/s (block, full range)", figure: "hist.read.block.rate", unit: "/s"},
+		}}, section{"mixed scrape (floats and histograms in one commit per target)", []row{
+			{label: "ingest CPU per sample (float or histogram)", figure: "mixed.cpu", unit: "ns"},
+			{label: "ingest samples/s (wall)", figure: "mixed.rate", unit: "/s"},
+		}})
+	}
 	fmt.Fprintf(w, "%-48s %14s %14s %9s  %-8s\n", "figure (medians)", "isotsdb", "prometheus", "ratio", "target")
 	for _, sec := range sections {
 		fmt.Fprintf(w, "%s\n", sec.name)
@@ -123,19 +144,27 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 
 	fmt.Fprintf(w, "isolation cost (on/off, each store against itself)\n")
 	fmt.Fprintf(w, "  %-46s %14s %14s %9s  %-8s\n", "", "isotsdb", "prometheus", "", "target")
-	for _, r := range []row{
+	paired := []row{
 		{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
 		{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)},
-	} {
+	}
+	if hist {
+		paired = append(paired, row{label: "mixed scrape CPU per sample, paired blocks", figure: "isocost.hist", target: atMost(1.01)})
+	}
+	for _, r := range paired {
 		a, b := median(iso, r.figure), median(prom, r.figure)
 		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
 	}
-	for _, r := range []row{
+	whole := []row{
 		{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
 		{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
 		{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
 		{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"},
-	} {
+	}
+	if hist {
+		whole = append(whole, row{label: "histogram CPU per sample, whole runs", figure: "hist.cpu"})
+	}
+	for _, r := range whole {
 		a := median(iso, r.figure) / median(isoOff, r.figure)
 		b := median(prom, r.figure) / median(promOff, r.figure)
 		mark, tgt := "", ""
@@ -196,6 +225,9 @@ func format(v float64, u string) string {
 func header(w io.Writer, c *corpus, p params, runs int, promVersion string) {
 	fmt.Fprintf(w, "isotsdb vs Prometheus TSDB %s: %d series in %d targets of %d, %d writers, %d scrape rounds 15 s apart,\n",
 		promVersion, len(c.series), c.targets(), targetSize, writers, p.rounds)
+	if p.histSeries > 0 {
+		fmt.Fprintf(w, "plus %d native histogram series (schema 3, ~20 buckets) over the same targets,\n", p.histSeries)
+	}
 	fmt.Fprintf(w, "WAL snappy, 1h blocks, medians of %d alternating runs per configuration\n", runs)
 	fmt.Fprintln(w, strings.Repeat("-", 100))
 }

@@ -20,6 +20,7 @@ type params struct {
 	commits       int // commits per stress appender
 	qsBatches     int // query-start batches
 	qsPerBatch    int // query starts per batch
+	histSeries    int // native histogram series of the histogram phases (0 = none)
 	tmp           string
 	only          string // run only this configuration
 	heapProfile   string // write a heap profile after ingest to this file
@@ -238,6 +239,10 @@ func runStress(cfg config, c *corpus, p params) (figures, error) {
 // the stores, and returns all figures by configuration.
 func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]figures, error) {
 	qs := queries(c)
+	var hw *histWorkload
+	if p.histSeries > 0 {
+		hw = newHistWorkload(p.histSeries, c.targets())
+	}
 	order := []config{
 		{isotsdbStore, true}, {prometheusStore, true},
 		{prometheusStore, false}, {isotsdbStore, false},
@@ -261,9 +266,18 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			for k, v := range sf {
 				f[k] = v
 			}
+			if hw != nil {
+				hf, err := runHistograms(cfg, c, hw, p, cfg.isolation)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: histograms: %w", cfg, r+1, err)
+				}
+				for k, v := range hf {
+					f[k] = v
+				}
+			}
 			out[cfg] = append(out[cfg], f)
-			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  ingest %.0f ns/sample, heap %.0f B/series, stress %.0f ns/sample",
-				r+1, runs, cfg, time.Since(start).Seconds(), f["ingest.cpu"], f["ingest.heap"], f["stress.cpu"]))
+			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  ingest %.0f ns/sample, heap %.0f B/series, stress %.0f ns/sample, histograms %.0f ns/sample",
+				r+1, runs, cfg, time.Since(start).Seconds(), f["ingest.cpu"], f["ingest.heap"], f["stress.cpu"], f["hist.cpu"]))
 		}
 		for j := range 2 {
 			k := storeKind((j + r) % 2)
@@ -274,6 +288,15 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			if err != nil {
 				return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
 			}
+			if hw != nil {
+				hf, err := runHistIsolationCost(k, c, hw, p)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
+				}
+				for name, v := range hf {
+					f[name] = v
+				}
+			}
 			// Filed with the run's isolation-on figures of the store.
 			fs := out[config{k, true}]
 			if len(fs) < r+1 { // -only paired
@@ -283,8 +306,8 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			for name, v := range f {
 				fs[len(fs)-1][name] = v
 			}
-			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  paired isolation cost: scrape %.3f, stress %.3f",
-				r+1, runs, k.String()+"/paired", f["isocost.seconds"], f["isocost.scrape"], f["isocost.stress"]))
+			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  paired isolation cost: scrape %.3f, stress %.3f, with histograms %.3f",
+				r+1, runs, k.String()+"/paired", f["isocost.seconds"]+f["isocost.hist.seconds"], f["isocost.scrape"], f["isocost.stress"], f["isocost.hist"]))
 		}
 	}
 	return out, nil

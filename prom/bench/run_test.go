@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSmallRun runs the whole program on a small workload (1,000 series,
-// one run per configuration) and checks that every figure of the table is
+// TestSmallRun runs the whole program on a small workload (1,000 series
+// and 100 histogram series, one run per configuration) and checks that every figure of the table is
 // measured for every configuration and that the head compaction wrote a
 // block with exactly the first hour of samples.
 func TestSmallRun(t *testing.T) {
@@ -17,7 +17,7 @@ func TestSmallRun(t *testing.T) {
 	require.NoError(t, err)
 	p := params{
 		rounds: 240, rwwRounds: 120, compactRounds: 20, readReps: 2,
-		appenders: 64, commits: 5, qsBatches: 3, qsPerBatch: 2,
+		appenders: 64, commits: 5, qsBatches: 3, qsPerBatch: 2, histSeries: 100,
 		tmp: t.TempDir(),
 	}
 	for _, q := range queries(c) {
@@ -30,11 +30,11 @@ func TestSmallRun(t *testing.T) {
 	for cfg, fs := range res {
 		require.Len(t, fs, 1, "%s", cfg)
 		f := fs[0]
-		for _, name := range []string{"ingest.cpu", "ingest.rate", "ingest.heap", "stress.cpu", "stress.wall"} {
+		for _, name := range []string{"ingest.cpu", "ingest.rate", "ingest.heap", "stress.cpu", "stress.wall", "hist.cpu"} {
 			require.Positive(t, f[name], "%s %s", cfg, name)
 		}
 		if cfg.isolation {
-			for _, name := range []string{"isocost.scrape", "isocost.stress"} {
+			for _, name := range []string{"isocost.scrape", "isocost.stress", "isocost.hist"} {
 				require.Positive(t, f[name], "%s %s", cfg, name)
 			}
 		}
@@ -42,7 +42,7 @@ func TestSmallRun(t *testing.T) {
 			require.NotContains(t, f, "read.rate", "%s runs ingest and stress only", cfg)
 			continue
 		}
-		for _, name := range []string{"read.rate", "qstart", "rww.ingest", "rww.read", "rww.p99", "compact.wall", "disk.bytes"} {
+		for _, name := range []string{"read.rate", "qstart", "rww.ingest", "rww.read", "rww.p99", "compact.wall", "disk.bytes", "hist.read.rate", "hist.disk.bytes", "mixed.cpu"} {
 			require.Positive(t, f[name], "%s %s", cfg, name)
 		}
 		// 240 rounds of 1,000 series fill the first 1h block exactly.
@@ -50,9 +50,10 @@ func TestSmallRun(t *testing.T) {
 	}
 	var out bytes.Buffer
 	report(&out, res, queries(c))
-	for _, want := range []string{"CPU per sample", "heap per series after GC", "bytes on disk per sample", "open + close a querier", "isolation cost", "paired blocks"} {
+	for _, want := range []string{"CPU per sample", "heap per series after GC", "bytes on disk per sample", "open + close a querier", "isolation cost", "paired blocks", "bytes on disk per histogram sample"} {
 		require.Contains(t, out.String(), want)
 	}
 	require.NotContains(t, out.String(), "NaN")
-	require.Equal(t, 1, strings.Count(out.String(), "samples in blocks"))
+	require.Equal(t, 1, strings.Count(out.String(), "  samples in blocks"))
+	require.Equal(t, 1, strings.Count(out.String(), "  histogram samples in blocks"))
 }

@@ -10,6 +10,10 @@ type store interface {
 	// query runs q over [mint, maxt], reads every sample and returns the
 	// number of series and samples read.
 	query(q *query, mint, maxt int64) (series, samples int, err error)
+	// queryHistograms runs q over [mint, maxt], reads every sample, all of
+	// which must be integer histograms, into one reused histogram and
+	// returns the number of series and samples read.
+	queryHistograms(q *query, mint, maxt int64) (series, samples int, err error)
 	// startQuery opens a querier over [mint, maxt] and closes it.
 	startQuery(mint, maxt int64) error
 	// labelValues returns the values of the label name over [mint, maxt],
@@ -32,6 +36,9 @@ type appender interface {
 	// append adds series i's sample (i indexes the corpus or, for the
 	// stress workload, the store's stress series).
 	append(ref uint64, i int, t int64, v float64) (uint64, error)
+	// appendHistogram adds histogram series j's sample: the store's own
+	// form of h, which it keeps.
+	appendHistogram(ref uint64, j int, t int64, h *histSample) (uint64, error)
 	commit() error
 	rollback() error
 }
@@ -62,6 +69,7 @@ type storeConfig struct {
 	dir       string
 	isolation bool
 	series    [][]string // label name/value pairs of the series to write
+	hseries   [][]string // the same of the histogram series
 }
 
 // openStore opens a fresh store of kind k.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
 
@@ -14,7 +15,9 @@ import (
 type isoStore struct {
 	db    *tsdb.DB
 	lsets []labels.Labels
-	it    chunks.Iterator // reused by query; query is called from one goroutine
+	hsets []labels.Labels     // of the histogram series
+	h     histogram.Histogram // reused by queryHistograms
+	it    chunks.Iterator     // reused by query; query is called from one goroutine
 	sink  float64
 }
 
@@ -32,20 +35,29 @@ func openIsotsdb(cfg storeConfig) (*isoStore, error) {
 	for i, kv := range cfg.series {
 		s.lsets[i] = labels.FromStrings(kv...)
 	}
+	s.hsets = make([]labels.Labels, len(cfg.hseries))
+	for j, kv := range cfg.hseries {
+		s.hsets[j] = labels.FromStrings(kv...)
+	}
 	return s, nil
 }
 
 type isoAppender struct {
 	app   tsdb.Appender
 	lsets []labels.Labels
+	hsets []labels.Labels
 }
 
 func (s *isoStore) appender() appender {
-	return &isoAppender{app: s.db.Appender(context.Background()), lsets: s.lsets}
+	return &isoAppender{app: s.db.Appender(context.Background()), lsets: s.lsets, hsets: s.hsets}
 }
 
 func (a *isoAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
 	r, err := a.app.Append(tsdb.SeriesRef(ref), a.lsets[i], t, v)
+	return uint64(r), err
+}
+func (a *isoAppender) appendHistogram(ref uint64, j int, t int64, h *histSample) (uint64, error) {
+	r, err := a.app.AppendHistogram(tsdb.SeriesRef(ref), a.hsets[j], t, h.iso, nil)
 	return uint64(r), err
 }
 func (a *isoAppender) commit() error   { return a.app.Commit() }
@@ -89,6 +101,35 @@ func (s *isoStore) query(q *query, mint, maxt int64) (series, samples int, err e
 		}
 	}
 	s.sink += sum // keeps the reads from being optimised away
+	return series, samples, ss.Err()
+}
+
+func (s *isoStore) queryHistograms(q *query, mint, maxt int64) (series, samples int, err error) {
+	ms := s.matchers(q)
+	qr, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), ms...)
+	var sum uint64
+	for ss.Next() {
+		series++
+		s.it = ss.At().Iterator(s.it)
+		var vt chunks.ValueType
+		for vt = s.it.Next(); vt == chunks.ValHistogram; vt = s.it.Next() {
+			_, h := s.it.AtHistogram(&s.h)
+			sum += h.Count
+			samples++
+		}
+		if err := s.it.Err(); err != nil {
+			return 0, 0, err
+		}
+		if vt != chunks.ValNone {
+			return 0, 0, fmt.Errorf("bench: %s: a sample of type %v among histograms", ss.At().Labels(), vt)
+		}
+	}
+	s.sink += float64(sum)
 	return series, samples, ss.Err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	promtsdb "github.com/prometheus/prometheus/tsdb"
@@ -18,6 +19,8 @@ import (
 type promStore struct {
 	db    *promtsdb.DB
 	lsets []labels.Labels
+	hsets []labels.Labels     // of the histogram series
+	h     histogram.Histogram // reused by queryHistograms
 	it    chunkenc.Iterator
 	sink  float64
 }
@@ -36,20 +39,29 @@ func openPrometheus(cfg storeConfig) (*promStore, error) {
 	for i, kv := range cfg.series {
 		s.lsets[i] = labels.FromStrings(kv...)
 	}
+	s.hsets = make([]labels.Labels, len(cfg.hseries))
+	for j, kv := range cfg.hseries {
+		s.hsets[j] = labels.FromStrings(kv...)
+	}
 	return s, nil
 }
 
 type promAppender struct {
 	app   storage.Appender
 	lsets []labels.Labels
+	hsets []labels.Labels
 }
 
 func (s *promStore) appender() appender {
-	return &promAppender{app: s.db.Appender(context.Background()), lsets: s.lsets}
+	return &promAppender{app: s.db.Appender(context.Background()), lsets: s.lsets, hsets: s.hsets}
 }
 
 func (a *promAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
 	r, err := a.app.Append(storage.SeriesRef(ref), a.lsets[i], t, v)
+	return uint64(r), err
+}
+func (a *promAppender) appendHistogram(ref uint64, j int, t int64, h *histSample) (uint64, error) {
+	r, err := a.app.AppendHistogram(storage.SeriesRef(ref), a.hsets[j], t, h.prom, nil)
 	return uint64(r), err
 }
 func (a *promAppender) commit() error   { return a.app.Commit() }
@@ -94,6 +106,35 @@ func (s *promStore) query(q *query, mint, maxt int64) (series, samples int, err 
 		}
 	}
 	s.sink += sum
+	return series, samples, ss.Err()
+}
+
+func (s *promStore) queryHistograms(q *query, mint, maxt int64) (series, samples int, err error) {
+	ms := s.matchers(q)
+	qr, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), true, nil, ms...)
+	var sum uint64
+	for ss.Next() {
+		series++
+		s.it = ss.At().Iterator(s.it)
+		var vt chunkenc.ValueType
+		for vt = s.it.Next(); vt == chunkenc.ValHistogram; vt = s.it.Next() {
+			_, h := s.it.AtHistogram(&s.h)
+			sum += h.Count
+			samples++
+		}
+		if err := s.it.Err(); err != nil {
+			return 0, 0, err
+		}
+		if vt != chunkenc.ValNone {
+			return 0, 0, fmt.Errorf("bench: %s: a sample of type %v among histograms", ss.At().Labels(), vt)
+		}
+	}
+	s.sink += float64(sum)
 	return series, samples, ss.Err()
 }
 
