@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	phistogram "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/prometheus/prometheus/tsdb/tsdbutil"
 	"github.com/stretchr/testify/require"
 
@@ -258,4 +260,85 @@ func TestAppendHistogramErrorMapping(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestChunkQuerierHistograms reads the histogram workload through the
+// ChunkQuerier: every chunk has the encoding of its samples' type (XOR,
+// histogram or float histogram), its MinTime and MaxTime are its first and
+// last sample's, and decoding the chunks gives the Querier's samples. The
+// chunks are re-encoded, so counter reset hints are compared as Prometheus
+// re-encoding keeps them: an explicit counter reset or gauge stays one, the
+// unknown and not-a-reset hints may trade places.
+func TestChunkQuerierHistograms(t *testing.T) {
+	data := histogramSeries()
+	s := newStorage(t)
+	add, tx := sampleAppenderKinds[0].open(s)
+	appendAll(t, add, tx, data)
+
+	for _, r := range []struct {
+		name       string
+		mint, maxt int64
+		hints      *storage.SelectHints
+	}{
+		{"all", math.MinInt64, math.MaxInt64, nil},
+		{"hints", math.MinInt64, math.MaxInt64, &storage.SelectHints{Start: 1_500_000, End: 2_200_000}},
+	} {
+		q, err := s.Querier(r.mint, r.maxt)
+		require.NoError(t, err)
+		want := readAll(t, q, r.hints)
+		require.NoError(t, q.Close())
+
+		cq, err := s.ChunkQuerier(r.mint, r.maxt)
+		require.NoError(t, err)
+		got := seriesSamples{}
+		encodings := map[chunkenc.Encoding]int{}
+		css := cq.Select(context.Background(), true, r.hints, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+		for css.Next() {
+			var samples []string
+			it := css.At().Iterator(nil)
+			for it.Next() {
+				meta := it.At()
+				encodings[meta.Chunk.Encoding()]++
+				smps := drainTyped(t, meta.Chunk.Iterator(nil))
+				require.Len(t, smps, meta.Chunk.NumSamples())
+				require.Equal(t, meta.MinTime, smps[0].t)
+				require.Equal(t, meta.MaxTime, smps[len(smps)-1].t)
+				for _, smp := range smps {
+					switch meta.Chunk.Encoding() {
+					case chunkenc.EncXOR:
+						require.True(t, smp.h == nil && smp.fh == nil)
+					case chunkenc.EncHistogram:
+						require.NotNil(t, smp.h)
+					case chunkenc.EncFloatHistogram:
+						require.NotNil(t, smp.fh)
+					default:
+						require.Failf(t, "unexpected chunk encoding", "%v", meta.Chunk.Encoding())
+					}
+					samples = append(samples, smp.String())
+				}
+			}
+			require.NoError(t, it.Err())
+			got[css.At().Labels().String()] = samples
+		}
+		require.NoError(t, css.Err())
+		require.NoError(t, cq.Close())
+		if r.hints == nil {
+			for _, enc := range []chunkenc.Encoding{chunkenc.EncXOR, chunkenc.EncHistogram, chunkenc.EncFloatHistogram} {
+				require.Positive(t, encodings[enc], "%s: no %s chunk", r.name, enc)
+			}
+		}
+		requireSameSamples(t, r.name, normalizeHints(want), normalizeHints(got))
+	}
+}
+
+// normalizeHints rewrites the not-a-counter-reset hint in sample
+// descriptions to the unknown one (see TestChunkQuerierHistograms).
+func normalizeHints(ss seriesSamples) seriesSamples {
+	out := seriesSamples{}
+	for ls, samples := range ss {
+		for _, s := range samples {
+			out[ls] = append(out[ls], strings.Replace(s, "CounterResetHint:2 ", "CounterResetHint:0 ", 1))
+		}
+	}
+	return out
 }
