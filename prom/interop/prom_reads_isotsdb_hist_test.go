@@ -155,27 +155,6 @@ func (s psample) exact() string {
 	return fmt.Sprintf("value type %v", s.vt)
 }
 
-// canonical is exact for the sample with its histogram's empty buckets
-// dropped and adjacent spans merged (Compact(0)), and the not-a-counter-
-// reset hint written as unknown: what stays the same however a head cuts
-// and recodes its chunks.
-func (s psample) canonical() string {
-	c := s
-	switch {
-	case s.h != nil:
-		c.h = s.h.Copy().Compact(0)
-		if c.h.CounterResetHint == phistogram.NotCounterReset {
-			c.h.CounterResetHint = phistogram.UnknownCounterReset
-		}
-	case s.fh != nil:
-		c.fh = s.fh.Copy().Compact(0)
-		if c.fh.CounterResetHint == phistogram.NotCounterReset {
-			c.fh.CounterResetHint = phistogram.UnknownCounterReset
-		}
-	}
-	return c.exact()
-}
-
 // line is the sample's line in writeIsotsdbHistograms' model.
 func (s psample) line() string {
 	switch s.vt {
@@ -189,11 +168,11 @@ func (s psample) line() string {
 	return fmt.Sprintf("value type %v", s.vt)
 }
 
-// readExact reads every series of q, per labels String: the exact samples,
-// their canonical forms and the model lines.
-func readExact(t *testing.T, q storage.Querier) (exact, canon, lines map[string][]string) {
+// readExact reads every series of q, per labels String: the exact samples
+// and the model lines.
+func readExact(t *testing.T, q storage.Querier) (exact, lines map[string][]string) {
 	t.Helper()
-	exact, canon, lines = map[string][]string{}, map[string][]string{}, map[string][]string{}
+	exact, lines = map[string][]string{}, map[string][]string{}
 	ss := q.Select(context.Background(), true, nil, labels.MustNewMatcher(labels.MatchRegexp, metricName, ".+"))
 	var it chunkenc.Iterator
 	for ss.Next() {
@@ -202,24 +181,23 @@ func readExact(t *testing.T, q storage.Querier) (exact, canon, lines map[string]
 		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
 			ps := atSample(vt, it)
 			exact[k] = append(exact[k], ps.exact())
-			canon[k] = append(canon[k], ps.canonical())
 			lines[k] = append(lines[k], ps.line())
 		}
 		require.NoError(t, it.Err(), k)
 	}
 	require.NoError(t, ss.Err())
-	return exact, canon, lines
+	return exact, lines
 }
 
 // isotsdbAsProm reads every series of db in [mint, maxt] with isotsdb's own
 // Querier, converting histograms with promstorage.ToPromHistogram and
 // ToPromFloatHistogram, into readExact's form.
-func isotsdbAsProm(t *testing.T, db *tsdb.DB, mint, maxt int64) (exact, canon, lines map[string][]string) {
+func isotsdbAsProm(t *testing.T, db *tsdb.DB, mint, maxt int64) (exact, lines map[string][]string) {
 	t.Helper()
 	q, err := db.Querier(mint, maxt)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, q.Close()) }()
-	exact, canon, lines = map[string][]string{}, map[string][]string{}, map[string][]string{}
+	exact, lines = map[string][]string{}, map[string][]string{}
 	ss := q.Select(context.Background(), toOurMatchers(t, []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, metricName, ".+")})...)
 	var it chunks.Iterator
 	for ss.Next() {
@@ -242,13 +220,12 @@ func isotsdbAsProm(t *testing.T, db *tsdb.DB, mint, maxt int64) (exact, canon, l
 				require.Failf(t, "unexpected value type", "%s: %v", k, vt)
 			}
 			exact[k] = append(exact[k], ps.exact())
-			canon[k] = append(canon[k], ps.canonical())
 			lines[k] = append(lines[k], ps.line())
 		}
 		require.NoError(t, it.Err(), k)
 	}
 	require.NoError(t, ss.Err())
-	return exact, canon, lines
+	return exact, lines
 }
 
 // requireSameLines requires want and got to hold the same series with the
@@ -264,16 +241,9 @@ func requireSameLines(t *testing.T, what string, wantName string, want map[strin
 		g, ok := got[k]
 		require.True(t, ok, "%s: series %s of %s missing from %s", what, k, wantName, gotName)
 		for i := range min(len(w), len(g)) {
-			if forgotten != nil && w[i] != g[i] {
-				for _, hint := range []string{"CounterResetHint:1 ", "CounterResetHint:2 "} {
-					if strings.Replace(w[i], hint, "CounterResetHint:0 ", 1) == g[i] {
-						*forgotten++
-						break
-					}
-				}
-				if strings.Count(g[i], "CounterResetHint:0 ") == 1 && strings.Replace(g[i], "CounterResetHint:0 ", "", 1) == strings.Replace(strings.Replace(w[i], "CounterResetHint:1 ", "", 1), "CounterResetHint:2 ", "", 1) {
-					continue
-				}
+			if forgotten != nil && w[i] != g[i] && hintForgotten(w[i], g[i]) {
+				*forgotten++
+				continue
 			}
 			require.Equal(t, w[i], g[i], "%s: series %s, sample %d of %d: %s, then %s", what, k, i, len(w), wantName, gotName)
 		}
@@ -283,6 +253,17 @@ func requireSameLines(t *testing.T, what string, wantName string, want map[strin
 		_, ok := want[k]
 		require.True(t, ok, "%s: series %s of %s not in %s", what, k, gotName, wantName)
 	}
+}
+
+// hintForgotten reports whether the sample description got is want with
+// its counter reset or not-a-reset hint turned unknown.
+func hintForgotten(want, got string) bool {
+	for _, hint := range []string{"CounterResetHint:1 ", "CounterResetHint:2 "} {
+		if strings.Replace(want, hint, "CounterResetHint:0 ", 1) == got {
+			return true
+		}
+	}
+	return false
 }
 
 // inRange keeps the model lines (each starting with its time) in [mint,
@@ -322,7 +303,7 @@ func testPrometheusReadsIsotsdbHistograms(t *testing.T, mx *matrix, snappy bool)
 	)
 	// Prometheus's read-only head cuts chunks for its default block range
 	// (2h); with another range its head chunks, replayed from the same WAL,
-	// would end elsewhere, and float histogram chunks, whose layout is the
+	// would end elsewhere, and recoded histogram chunks, whose layout is the
 	// union of their samples', would return other (equivalent) layouts.
 	opts := isotsdbOptions(snappy)
 	opts.MinBlockDuration = 2 * time.Hour
@@ -346,25 +327,13 @@ func testPrometheusReadsIsotsdbHistograms(t *testing.T, mx *matrix, snappy bool)
 	}
 	require.Positive(t, histSamples, "no histogram sample in blocks")
 
-	// Blocks are compared exactly; ranges that reach into the head are
-	// compared with empty buckets dropped and the not-a-reset hint taken
-	// for unknown (see canonical): isotsdb's head chunks, replayed from the
-	// WAL, do not yet end and recode exactly where Prometheus's do.
-	for _, r := range []struct {
-		name       string
-		mint, maxt int64
-		exact      bool
-	}{
-		{"blocks", math.MinInt64, headStart - 1, true},
-		{"WAL", headStart, math.MaxInt64, false},
-		{"blocks→WAL", base + 50*60_000, headStart + 2*60_000, false},
-		{"all", math.MinInt64, math.MaxInt64, false},
+	for _, r := range []timeRange{
+		{"blocks", math.MinInt64, headStart - 1},
+		{"WAL", headStart, math.MaxInt64},
+		{"blocks→WAL", base + 50*60_000, headStart + 2*60_000},
+		{"all", math.MinInt64, math.MaxInt64},
 	} {
-		part := r.name + ": query"
-		if !r.exact {
-			part += " (empty buckets dropped)"
-		}
-		mx.check(t, directionPromReadsUs, variant, part, func(t *testing.T) {
+		mx.check(t, directionPromReadsUs, variant, r.name+": query", func(t *testing.T) {
 			pdb, err := promtsdb.OpenDBReadOnly(dir, "", logger)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, pdb.Close()) }()
@@ -374,26 +343,13 @@ func testPrometheusReadsIsotsdbHistograms(t *testing.T, mx *matrix, snappy bool)
 
 			want := inRange(written, r.mint, r.maxt)
 			require.NotEmpty(t, want, "%s selects nothing: the check would be vacuous", r.name)
-			oursExact, oursCanon, oursLines := isotsdbAsProm(t, ours, r.mint, r.maxt)
+			oursExact, oursLines := isotsdbAsProm(t, ours, r.mint, r.maxt)
 			requireSameLines(t, r.name, "written", want, "isotsdb", oursLines, nil)
-			promExact, promCanon, promLines := readExact(t, q)
+			promExact, promLines := readExact(t, q)
 			requireSameLines(t, r.name, "written", want, "Prometheus", promLines, nil)
-			if r.exact {
-				forgotten := 0
-				requireSameLines(t, r.name, "isotsdb", oursExact, "Prometheus", promExact, &forgotten)
-				t.Logf("%s: %d series identical; %d histogram samples whose counter reset hint Prometheus's block merge forgot", r.name, len(want), forgotten)
-				return
-			}
-			requireSameLines(t, r.name, "isotsdb", oursCanon, "Prometheus", promCanon, new(int))
-			differ := 0
-			for k, ss := range oursExact {
-				for i, smp := range ss {
-					if i < len(promExact[k]) && smp != promExact[k][i] {
-						differ++
-					}
-				}
-			}
-			t.Logf("%s: %d series equal with empty buckets dropped; %d samples differ in empty buckets, span layout or counter reset hint", r.name, len(want), differ)
+			forgotten := 0
+			requireSameLines(t, r.name, "isotsdb", oursExact, "Prometheus", promExact, &forgotten)
+			t.Logf("%s: %d series identical; %d histogram samples whose counter reset hint Prometheus's block merge forgot", r.name, len(want), forgotten)
 			logs.requireQuiet(t, "isotsdb or Prometheus")
 		})
 	}
