@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/exemplar"
 	phistogram "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
@@ -341,4 +342,25 @@ func normalizeHints(ss seriesSamples) seriesSamples {
 		}
 	}
 	return out
+}
+
+// TestAppendV2HistogramExemplars checks that AppenderV2 stores a histogram
+// sample whose exemplars it cannot store, and reports them as it does for
+// floats.
+func TestAppendV2HistogramExemplars(t *testing.T) {
+	s := newStorage(t)
+	ls := labels.FromStrings("__name__", "h")
+	app := s.AppenderV2(context.Background())
+	opts := storage.AOptions{Exemplars: []exemplar.Exemplar{{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 1, HasTs: true}}}
+	ref, err := app.Append(0, ls, 0, 1, 0, tsdbutil.GenerateTestHistogram(1), nil, opts)
+	require.NotZero(t, ref, "the sample is appended")
+	var pe *storage.AppendPartialError
+	require.ErrorAs(t, err, &pe)
+	require.Len(t, pe.ExemplarErrors, 1)
+	require.ErrorIs(t, pe.ExemplarErrors[0], promstorage.ErrExemplarsUnsupported)
+	require.NoError(t, app.Commit())
+	q, err := s.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, q.Close()) }()
+	require.Len(t, readAll(t, q, nil)[ls.String()], 1)
 }
