@@ -48,8 +48,11 @@ type histState struct {
 	lastH  *histogram.Histogram
 	lastFH *histogram.FloatHistogram
 	// rangeEnd is the end of the chunk range the open histogram chunk
-	// started in; predicted is set once its end time was predicted from
-	// its size (memSeries.nextAt holds the prediction).
+	// started in; predicted is set once a chunk's end time was predicted
+	// from its size (memSeries.nextAt holds the prediction). As in
+	// Prometheus's head, it stays set across a chunk the appender cuts and
+	// is cleared only when the head cuts one (by size or time, or for a
+	// change of kind).
 	rangeEnd  int64
 	predicted bool
 }
@@ -143,7 +146,14 @@ func (s *memSeries) startHistogramChunkLocked(h *head, hs *histState, c chunks.C
 func (s *memSeries) noteHistogramAppendLocked(h *head, hs *histState, res chunks.HistogramAppendResult, c chunks.Chunk, t int64) {
 	switch res {
 	case chunks.CutNewChunk:
+		// As in Prometheus's head, a chunk the appender cuts (a counter
+		// reset, a schema or zero threshold change) keeps the series'
+		// prediction state: if the chunk before it had its end time
+		// predicted, this one is not predicted again (it ends at its range's
+		// end, or by size); only a chunk cut by size or time resets it.
+		predicted := hs.predicted
 		s.startHistogramChunkLocked(h, hs, c, t)
+		hs.predicted = predicted
 	case chunks.Recoded:
 		s.chunks[len(s.chunks)-1].chunk = c
 	}

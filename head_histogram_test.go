@@ -434,3 +434,54 @@ func TestStartTimestamps(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, rep.Err(), "consistency check")
 }
+
+// TestHeadHistogramAppenderCutKeepsPrediction checks the chunk-end rule the
+// head shares with Prometheus's: a chunk the chunk appender cuts (here at a
+// counter reset) inherits the series' prediction state, so after a chunk
+// whose end time was predicted from its size the new chunk is not
+// predicted again and runs to its range's end (or is cut by size). The
+// chunk ends, and so the layouts recoded chunks return, are then
+// Prometheus's; prom/storage's TestHeadHistogramsMatchPrometheus compares
+// them sample for sample.
+func TestHeadHistogramAppenderCutKeepsPrediction(t *testing.T) {
+	db, _ := openTestDB(t, &Options{MinBlockDuration: 2 * time.Hour})
+	g := histogramtest.NewGen(21, false, false)
+	g.ResetPct, g.SchemaPct, g.StalePct, g.HintPct, g.NewBucketPct = 0, 0, 0, 0, 0
+	lset := labels.FromStrings("__name__", "x")
+	predicted := func() bool {
+		s := db.head.series.getByRef(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.hist.predicted
+	}
+	// Append until the first chunk's end time has been predicted.
+	var (
+		last *histogram.Histogram
+		n    int64
+	)
+	for n == 0 || !predicted() {
+		n++
+		require.Less(t, n, int64(120), "no prediction")
+		app := db.Appender(ctx)
+		_, last = g.Next()
+		_, err := app.AppendHistogram(0, lset, n*15000, last, nil)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+	}
+	// A counter reset: the same schema and zero threshold, no counts.
+	reset := &histogram.Histogram{Schema: last.Schema, ZeroThreshold: last.ZeroThreshold}
+	resetT := (n + 1) * 15000
+	app := db.Appender(ctx)
+	_, err := app.AppendHistogram(0, lset, resetT, reset, nil)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	s := db.head.series.getByRef(1)
+	require.NotNil(t, s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Len(t, s.chunks, 2, "the counter reset cut a chunk")
+	require.Equal(t, resetT, s.chunks[1].minTime)
+	require.True(t, s.hist.predicted, "the first chunk's end was predicted, and the state carries over")
+	require.Equal(t, rangeEnd(resetT, db.head.chunkRange), s.nextAt, "the new chunk runs to its range's end")
+}

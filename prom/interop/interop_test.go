@@ -22,6 +22,10 @@ func TestInterop(t *testing.T) {
 				t.Parallel()
 				testPrometheusReadsIsotsdb(t, mx, snappy)
 			})
+			t.Run("histograms, "+name, func(t *testing.T) {
+				t.Parallel()
+				testPrometheusReadsIsotsdbHistograms(t, mx, snappy)
+			})
 		}
 	})
 	t.Run("isotsdb-reads-prometheus", func(t *testing.T) {

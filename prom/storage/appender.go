@@ -32,6 +32,17 @@ func (b *base) appendFloat(ref storage.SeriesRef, ls plabels.Labels, t int64, v 
 	return storage.SeriesRef(r), nil
 }
 
+// appendHistogram appends one native histogram sample, h or fh (exactly one
+// must be set; the isotsdb Appender rejects anything else as invalid). The
+// sample is converted, so the caller keeps ownership of h and fh.
+func (b *base) appendHistogram(ref storage.SeriesRef, ls plabels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
+	r, err := b.app.AppendHistogram(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), t, FromPromHistogram(h), FromPromFloatHistogram(fh))
+	if err != nil {
+		return 0, mapAppendError(err)
+	}
+	return storage.SeriesRef(r), nil
+}
+
 // Commit implements storage.AppenderTransaction: every sample appended
 // becomes visible at once.
 func (b *base) Commit() error { return b.app.Commit() }
@@ -60,16 +71,20 @@ func (a *appender) AppendExemplar(_ storage.SeriesRef, ls plabels.Labels, _ exem
 	return 0, unsupported(ErrExemplarsUnsupported, storage.ErrExemplarsDisabled, ls.String())
 }
 
-// AppendHistogram implements storage.HistogramAppender: it always fails
-// with ErrHistogramsUnsupported.
-func (a *appender) AppendHistogram(_ storage.SeriesRef, ls plabels.Labels, _ int64, _ *histogram.Histogram, _ *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, ls.String())
+// AppendHistogram implements storage.HistogramAppender: exactly one of h
+// and fh must be set. The histogram is copied (the caller may reuse it).
+// Errors are as for Append; an invalid histogram is rejected with an error
+// matching tsdb.ErrInvalidSample, the isotsdb histogram package's reason and
+// Prometheus's model/histogram error for that reason (see mapAppendError).
+func (a *appender) AppendHistogram(ref storage.SeriesRef, ls plabels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
+	return a.appendHistogram(ref, ls, t, h, fh)
 }
 
-// AppendHistogramSTZeroSample implements storage.HistogramAppender: it
-// always fails with ErrHistogramsUnsupported.
+// AppendHistogramSTZeroSample implements storage.HistogramAppender: like
+// AppendSTZeroSample, it always fails with ErrStartTimestampsUnsupported and
+// stores nothing (the histogram itself is appended by AppendHistogram).
 func (a *appender) AppendHistogramSTZeroSample(_ storage.SeriesRef, ls plabels.Labels, _, _ int64, _ *histogram.Histogram, _ *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, ls.String())
+	return 0, unsupported(ErrStartTimestampsUnsupported, nil, ls.String())
 }
 
 // UpdateMetadata implements storage.MetadataUpdater: it always fails with
@@ -92,19 +107,24 @@ type appenderV2 struct{ base }
 
 var _ storage.AppenderV2 = (*appenderV2)(nil)
 
-// Append implements storage.AppenderV2. A histogram (h or fh not nil) is
-// rejected with ErrHistogramsUnsupported. A float sample is appended as by
-// Appender.Append; st and opts.Metadata are dropped (isotsdb stores
-// neither; the contract requires the sample to be stored regardless), and
-// if opts.Exemplars is not empty the sample is stored and the exemplars are
-// reported in a *storage.AppendPartialError, each wrapping
-// ErrExemplarsUnsupported. opts.RejectOutOfOrder is what isotsdb always
-// does.
+// Append implements storage.AppenderV2. A histogram sample (h or fh not
+// nil; not both) is appended as by Appender.AppendHistogram, v being
+// ignored; otherwise the float v is appended as by Appender.Append. st and
+// opts.Metadata are dropped (isotsdb stores neither; the contract requires
+// the sample to be stored regardless), and if opts.Exemplars is not empty
+// the sample is stored and the exemplars are reported in a
+// *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
+// opts.RejectOutOfOrder is what isotsdb always does.
 func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, _, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	var (
+		r   storage.SeriesRef
+		err error
+	)
 	if h != nil || fh != nil {
-		return 0, unsupported(ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, ls.String())
+		r, err = a.appendHistogram(ref, ls, t, h, fh)
+	} else {
+		r, err = a.appendFloat(ref, ls, t, v)
 	}
-	r, err := a.appendFloat(ref, ls, t, v)
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err
 	}

@@ -138,30 +138,26 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 	fh := h.ToFloat(nil)
 	ex := exemplar.Exemplar{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 2, HasTs: true}
 	cases := []struct {
-		name    string
-		call    func(app storage.Appender) (storage.SeriesRef, error)
-		ours    error
-		prom    error
-		appends bool // whether the call itself stores the sample at time 2
+		name string
+		call func(app storage.Appender) (storage.SeriesRef, error)
+		ours error
+		prom error
 	}{
-		{"AppendHistogram", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.AppendHistogram(0, ls, 2, h, nil)
-		}, promstorage.ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, false},
-		{"AppendHistogram float", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.AppendHistogram(0, ls, 2, nil, fh)
-		}, promstorage.ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, false},
 		{"AppendHistogramSTZeroSample", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.AppendHistogramSTZeroSample(0, ls, 2, 1, h, nil)
-		}, promstorage.ErrHistogramsUnsupported, storage.ErrNativeHistogramsDisabled, false},
+		}, promstorage.ErrStartTimestampsUnsupported, nil},
+		{"AppendHistogramSTZeroSample float", func(app storage.Appender) (storage.SeriesRef, error) {
+			return app.AppendHistogramSTZeroSample(0, ls, 2, 1, nil, fh)
+		}, promstorage.ErrStartTimestampsUnsupported, nil},
 		{"AppendExemplar", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.AppendExemplar(0, ls, ex)
-		}, promstorage.ErrExemplarsUnsupported, storage.ErrExemplarsDisabled, false},
+		}, promstorage.ErrExemplarsUnsupported, storage.ErrExemplarsDisabled},
 		{"UpdateMetadata", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.UpdateMetadata(0, ls, metadata.Metadata{Type: "counter", Help: "h"})
-		}, promstorage.ErrMetadataUnsupported, nil, false},
+		}, promstorage.ErrMetadataUnsupported, nil},
 		{"AppendSTZeroSample", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.AppendSTZeroSample(0, ls, 2, 1)
-		}, promstorage.ErrStartTimestampsUnsupported, nil, false},
+		}, promstorage.ErrStartTimestampsUnsupported, nil},
 	}
 	for _, tc := range cases {
 		t.Run("v1/"+tc.name, func(t *testing.T) {
@@ -176,28 +172,6 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 			}
 			require.Contains(t, err.Error(), `{__name__="m"}`, "the error names the series")
 			_, err = app.Append(0, ls, 3, 3)
-			require.NoError(t, err)
-			require.NoError(t, app.Commit())
-			require.Equal(t, []sample{{1, 1}, {3, 3}}, querySamples(t, s, ls))
-		})
-	}
-
-	v2 := []struct {
-		name string
-		h    *histogram.Histogram
-		fh   *histogram.FloatHistogram
-	}{{"histogram", h, nil}, {"float histogram", nil, fh}}
-	for _, tc := range v2 {
-		t.Run("v2/"+tc.name, func(t *testing.T) {
-			s := newStorage(t)
-			app := s.AppenderV2(context.Background())
-			_, err := app.Append(0, ls, 0, 1, 1, nil, nil, storage.AOptions{})
-			require.NoError(t, err)
-			ref, err := app.Append(0, ls, 0, 2, 0, tc.h, tc.fh, storage.AOptions{})
-			require.ErrorIs(t, err, promstorage.ErrHistogramsUnsupported)
-			require.ErrorIs(t, err, storage.ErrNativeHistogramsDisabled)
-			require.Zero(t, ref)
-			_, err = app.Append(0, ls, 0, 3, 3, nil, nil, storage.AOptions{})
 			require.NoError(t, err)
 			require.NoError(t, app.Commit())
 			require.Equal(t, []sample{{1, 1}, {3, 3}}, querySamples(t, s, ls))

@@ -20,25 +20,39 @@
 // # Writes
 //
 // Storage.Appender and Storage.AppenderV2 return one isotsdb Appender each:
-// a Prometheus transaction is an isotsdb transaction. Float samples are
-// stored; storage.SeriesRef and isotsdb's SeriesRef are the same number.
-// isotsdb stores float samples only, so:
+// a Prometheus transaction is an isotsdb transaction. Float samples and
+// native histograms (integer and float, exponential and custom buckets) are
+// stored; histograms are converted (FromPromHistogram,
+// FromPromFloatHistogram), so the caller may reuse them after the call.
+// (ErrHistogramsUnsupported, with which earlier versions rejected
+// histograms, is gone.)
+// storage.SeriesRef and isotsdb's SeriesRef are the same number. What
+// isotsdb does not store:
 //
-//   - native histograms are rejected with ErrHistogramsUnsupported (which
-//     also matches storage.ErrNativeHistogramsDisabled); the rest of the
-//     transaction is unaffected;
 //   - exemplars are rejected with ErrExemplarsUnsupported (also matching
 //     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
 //     the exemplars in a storage.AppendPartialError, as its contract asks;
-//   - Appender.UpdateMetadata returns ErrMetadataUnsupported and
-//     Appender.AppendSTZeroSample returns ErrStartTimestampsUnsupported;
-//     AppenderV2, whose contract says the sample must be appended whatever
-//     happens to its metadata and start timestamp, drops both silently, as
-//     Prometheus's own TSDB does when it is configured not to store them.
+//   - Appender.UpdateMetadata returns ErrMetadataUnsupported, and
+//     Appender.AppendSTZeroSample and Appender.AppendHistogramSTZeroSample
+//     return ErrStartTimestampsUnsupported (storing nothing); AppenderV2,
+//     whose contract says the sample must be appended whatever happens to
+//     its metadata and start timestamp, drops both silently, as Prometheus's
+//     own TSDB does when it is configured not to store them.
 //
 // Append errors that have a Prometheus counterpart match both:
 // errors.Is(err, tsdb.ErrOutOfOrderSample) and errors.Is(err,
 // storage.ErrOutOfOrderSample) both hold, likewise for duplicates and
-// out-of-bounds samples. Iterators report chunkenc.ValFloat or
-// chunkenc.ValNone only, and AtST is always 0 (unknown).
+// out-of-bounds samples. An invalid histogram is rejected with an error
+// matching tsdb.ErrInvalidSample, isotsdb's histogram.ErrInvalid and precise
+// reason (histogram.ErrCountMismatch, ...) and the error Prometheus's
+// histogram Validate returns for that reason
+// (histogram.ErrHistogramCountMismatch, ...).
+//
+// # Iterators and chunks
+//
+// Series iterators report every value type, as Prometheus's do: floats,
+// integer histograms and float histograms, converted with ToPromHistogram
+// and ToPromFloatHistogram. AtST is always 0 (unknown). The ChunkQuerier
+// re-encodes those samples into Prometheus chunks: XOR chunks for floats,
+// histogram and float-histogram chunks for histograms.
 package promstorage

@@ -4,23 +4,23 @@ import (
 	"errors"
 	"fmt"
 
+	phistogram "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/isotsdb/tsdb"
+	"github.com/isotsdb/tsdb/histogram"
 )
 
 // Errors for what isotsdb cannot store. Each is returned wrapped, with the
 // series it concerns; the transaction that got it is otherwise unaffected.
 var (
-	// ErrHistogramsUnsupported: a native histogram sample was appended.
-	// Errors wrapping it also match storage.ErrNativeHistogramsDisabled.
-	ErrHistogramsUnsupported = errors.New("promstorage: native histograms are not supported")
 	// ErrExemplarsUnsupported: an exemplar was appended. Errors wrapping it
 	// also match storage.ErrExemplarsDisabled.
 	ErrExemplarsUnsupported = errors.New("promstorage: exemplars are not supported")
 	// ErrMetadataUnsupported: Appender.UpdateMetadata was called.
 	ErrMetadataUnsupported = errors.New("promstorage: metric metadata is not supported")
-	// ErrStartTimestampsUnsupported: Appender.AppendSTZeroSample was called.
+	// ErrStartTimestampsUnsupported: Appender.AppendSTZeroSample or
+	// Appender.AppendHistogramSTZeroSample was called.
 	ErrStartTimestampsUnsupported = errors.New("promstorage: start timestamps are not supported")
 )
 
@@ -37,11 +37,34 @@ type dualError struct {
 func (e *dualError) Error() string   { return e.err.Error() }
 func (e *dualError) Unwrap() []error { return []error{e.err, e.prom} }
 
-// appendErrorPairs maps isotsdb's append errors to Prometheus's.
+// appendErrorPairs maps isotsdb's append errors to Prometheus's. An error
+// wraps at most one of the isotsdb errors listed. The histogram validation
+// reasons map to the errors Prometheus's histogram Validate methods return
+// for the same fault (Prometheus's head returns those errors themselves);
+// the invalid histogram's error also wraps tsdb.ErrInvalidSample and
+// histogram.ErrInvalid, which have no Prometheus counterpart.
 var appendErrorPairs = [...]struct{ ours, prom error }{
 	{tsdb.ErrOutOfOrderSample, storage.ErrOutOfOrderSample},
 	{tsdb.ErrDuplicateSampleForTimestamp, storage.ErrDuplicateSampleForTimestamp},
 	{tsdb.ErrOutOfBounds, storage.ErrOutOfBounds},
+
+	{histogram.ErrSchema, phistogram.ErrHistogramsInvalidSchema},
+	{histogram.ErrSpanNegativeOffset, phistogram.ErrHistogramSpanNegativeOffset},
+	{histogram.ErrSpanIndexRange, phistogram.ErrHistogramSpanIndexOutOfRange},
+	{histogram.ErrSpanBucketMismatch, phistogram.ErrHistogramSpansBucketsMismatch},
+	{histogram.ErrNegativeBucketCount, phistogram.ErrHistogramNegativeBucketCount},
+	{histogram.ErrNegativeCount, phistogram.ErrHistogramNegativeCount},
+	{histogram.ErrCountMismatch, phistogram.ErrHistogramCountMismatch},
+	{histogram.ErrCountTooSmall, phistogram.ErrHistogramCountNotBigEnough},
+	{histogram.ErrCustomBoundsNaN, phistogram.ErrHistogramCustomBucketsNaN},
+	{histogram.ErrCustomBoundsOrder, phistogram.ErrHistogramCustomBucketsInvalid},
+	{histogram.ErrCustomBoundsInfinite, phistogram.ErrHistogramCustomBucketsInfinite},
+	{histogram.ErrCustomBoundsTooFew, phistogram.ErrHistogramCustomBucketsMismatch},
+	{histogram.ErrCustomZeroCount, phistogram.ErrHistogramCustomBucketsZeroCount},
+	{histogram.ErrCustomZeroThreshold, phistogram.ErrHistogramCustomBucketsZeroThresh},
+	{histogram.ErrCustomNegativeSpans, phistogram.ErrHistogramCustomBucketsNegSpans},
+	{histogram.ErrCustomNegativeBuckets, phistogram.ErrHistogramCustomBucketsNegBuckets},
+	{histogram.ErrExponentialCustomBounds, phistogram.ErrHistogramExpSchemaCustomBounds},
 }
 
 // mapAppendError returns err (from an isotsdb Append) so that it also

@@ -131,11 +131,11 @@ func (s *seriesSet) Next() bool {
 	return false
 }
 
-// hasSamples reports whether ts has a sample in [s.mint, s.maxt]. An
-// iteration error counts as samples: Iterator will report it.
+// hasSamples reports whether ts has a sample (of any type) in [s.mint,
+// s.maxt]. An iteration error counts as samples: Iterator will report it.
 func (s *seriesSet) hasSamples(ts tsdb.Series) bool {
 	s.peek.reset(ts.Iterator(s.peek.it), s.mint, s.maxt)
-	return s.peek.Next() == chunkenc.ValFloat || s.peek.Err() != nil
+	return s.peek.Next() != chunkenc.ValNone || s.peek.Err() != nil
 }
 
 // At implements storage.SeriesSet. The series stays usable after Next.

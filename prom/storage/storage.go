@@ -37,8 +37,10 @@ func (s *Storage) Querier(mint, maxt int64) (storage.Querier, error) {
 
 // ChunkQuerier implements storage.ChunkQueryable, with the same snapshot
 // semantics as Querier. Its chunks are encoded from the samples on the fly
-// (isotsdb does not hand out its own chunks), so it costs more than
-// Querier; it exists for remote read and other chunk consumers.
+// (isotsdb does not hand out its own chunks): XOR chunks for floats,
+// histogram and float-histogram chunks for native histograms, cut where the
+// type changes. It costs more than Querier; it exists for remote read and
+// other chunk consumers.
 func (s *Storage) ChunkQuerier(mint, maxt int64) (storage.ChunkQuerier, error) {
 	q, err := s.Querier(mint, maxt)
 	if err != nil {
