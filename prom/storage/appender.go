@@ -43,6 +43,16 @@ func (b *base) appendHistogram(ref storage.SeriesRef, ls plabels.Labels, t int64
 	return storage.SeriesRef(r), nil
 }
 
+// appendST appends one sample with its start time st (0 for none): the
+// float v, or the histogram h or fh, converted as by appendHistogram.
+func (b *base) appendST(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
+	r, err := b.app.AppendST(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), st, t, v, FromPromHistogram(h), FromPromFloatHistogram(fh))
+	if err != nil {
+		return 0, mapAppendError(err)
+	}
+	return storage.SeriesRef(r), nil
+}
+
 // Commit implements storage.AppenderTransaction: every sample appended
 // becomes visible at once.
 func (b *base) Commit() error { return b.app.Commit() }
@@ -109,22 +119,16 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 
 // Append implements storage.AppenderV2. A histogram sample (h or fh not
 // nil; not both) is appended as by Appender.AppendHistogram, v being
-// ignored; otherwise the float v is appended as by Appender.Append. st and
-// opts.Metadata are dropped (isotsdb stores neither; the contract requires
-// the sample to be stored regardless), and if opts.Exemplars is not empty
+// ignored; otherwise the float v is appended as by Appender.Append. The
+// start time st is stored with the sample (tsdb.Appender.AppendST; 0 means
+// none). opts.Metadata is dropped (isotsdb does not store it yet; the
+// contract requires the sample to be stored regardless), and if
+// opts.Exemplars is not empty
 // the sample is stored and the exemplars are reported in a
 // *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
 // opts.RejectOutOfOrder is what isotsdb always does.
-func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, _, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
-	var (
-		r   storage.SeriesRef
-		err error
-	)
-	if h != nil || fh != nil {
-		r, err = a.appendHistogram(ref, ls, t, h, fh)
-	} else {
-		r, err = a.appendFloat(ref, ls, t, v)
-	}
+func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	r, err := a.appendST(ref, ls, st, t, v, h, fh)
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err
 	}

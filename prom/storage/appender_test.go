@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
@@ -195,11 +196,23 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 			require.ErrorIs(t, ee, promstorage.ErrExemplarsUnsupported)
 			require.ErrorIs(t, ee, storage.ErrExemplarsDisabled)
 		}
-		// Metadata and start timestamp alone are dropped without error.
+		// Metadata alone is dropped without error; the start timestamps
+		// are stored with the samples.
 		_, err = app.Append(ref, ls, 2, 3, 3, nil, nil, storage.AOptions{Metadata: opts.Metadata})
 		require.NoError(t, err)
 		require.NoError(t, app.Commit())
 		require.Equal(t, []sample{{2, 2}, {3, 3}}, querySamples(t, s, ls))
+		q, err := s.Querier(math.MinInt64, math.MaxInt64)
+		require.NoError(t, err)
+		defer q.Close()
+		ss := q.Select(context.Background(), true, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", ls.Get("__name__")))
+		require.True(t, ss.Next())
+		var sts []int64
+		it := ss.At().Iterator(nil)
+		for it.Next() != chunkenc.ValNone {
+			sts = append(sts, it.AtST())
+		}
+		require.Equal(t, []int64{1, 2}, sts)
 	})
 }
 

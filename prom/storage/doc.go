@@ -26,18 +26,21 @@
 // FromPromFloatHistogram), so the caller may reuse them after the call.
 // (ErrHistogramsUnsupported, with which earlier versions rejected
 // histograms, is gone.)
-// storage.SeriesRef and isotsdb's SeriesRef are the same number. What
-// isotsdb does not store:
+// AppenderV2 stores each sample's start timestamp with it
+// (tsdb.Appender.AppendST), and the queriers' iterators return it from
+// AtST. storage.SeriesRef and isotsdb's SeriesRef are the same number.
+// What isotsdb does not store:
 //
 //   - exemplars are rejected with ErrExemplarsUnsupported (also matching
 //     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
 //     the exemplars in a storage.AppendPartialError, as its contract asks;
 //   - Appender.UpdateMetadata returns ErrMetadataUnsupported, and
 //     Appender.AppendSTZeroSample and Appender.AppendHistogramSTZeroSample
-//     return ErrStartTimestampsUnsupported (storing nothing); AppenderV2,
-//     whose contract says the sample must be appended whatever happens to
-//     its metadata and start timestamp, drops both silently, as Prometheus's
-//     own TSDB does when it is configured not to store them.
+//     return ErrStartTimestampsUnsupported (storing nothing: the synthetic
+//     zero sample they would add is not written; AppenderV2 keeps the
+//     start timestamp itself instead); AppenderV2, whose contract says the
+//     sample must be appended whatever happens to its metadata, drops the
+//     metadata silently.
 //
 // Append errors that have a Prometheus counterpart match both:
 // errors.Is(err, tsdb.ErrOutOfOrderSample) and errors.Is(err,

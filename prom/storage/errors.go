@@ -20,8 +20,10 @@ var (
 	// ErrMetadataUnsupported: Appender.UpdateMetadata was called.
 	ErrMetadataUnsupported = errors.New("promstorage: metric metadata is not supported")
 	// ErrStartTimestampsUnsupported: Appender.AppendSTZeroSample or
-	// Appender.AppendHistogramSTZeroSample was called.
-	ErrStartTimestampsUnsupported = errors.New("promstorage: start timestamps are not supported")
+	// Appender.AppendHistogramSTZeroSample was called. The synthetic zero
+	// sample they add is not written; start timestamps themselves are
+	// stored through AppenderV2.
+	ErrStartTimestampsUnsupported = errors.New("promstorage: start-timestamp zero samples are not supported")
 )
 
 // dualError is an error that matches two sentinels with errors.Is: the

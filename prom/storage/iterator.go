@@ -115,9 +115,9 @@ func (i *iterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histo
 // AtT implements chunkenc.Iterator.
 func (i *iterator) AtT() int64 { return i.t }
 
-// AtST implements chunkenc.Iterator: isotsdb stores no start timestamps, so
-// it is always 0 (unknown).
-func (i *iterator) AtST() int64 { return 0 }
+// AtST implements chunkenc.Iterator: the sample's start time, 0 if it has
+// none.
+func (i *iterator) AtST() int64 { return i.it.AtST() }
 
 // Err implements chunkenc.Iterator.
 func (i *iterator) Err() error { return i.it.Err() }

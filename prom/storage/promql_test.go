@@ -1,7 +1,6 @@
 package promstorage_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,24 +15,17 @@ import (
 // suiteFile is one file of Prometheus's built-in PromQL test suite.
 type suiteFile struct {
 	evals int // eval commands in the file
-	// skip is why the file is not run ("" to run it).
-	skip string
 }
 
-// classifySuiteFile counts the eval commands of a test file and decides
-// whether isotsdb can run it. isotsdb stores floats and native histograms
-// but no start timestamps, so files that load them (series lines ending in
-// "@st", whose values are the start timestamps of the next line's samples)
-// are skipped.
+// classifySuiteFile counts the eval commands of a test file. Every file is
+// run: isotsdb stores all that the suite loads (floats, native histograms
+// and start timestamps).
 func classifySuiteFile(content string) suiteFile {
 	var f suiteFile
 	for line := range strings.SplitSeq(content, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "eval ") || strings.HasPrefix(line, "eval_") {
 			f.evals++
-		}
-		if name, _, ok := strings.Cut(line, " "); ok && strings.HasSuffix(name, "@st") {
-			f.skip = "start timestamps (@st series)"
 		}
 	}
 	return f
@@ -60,8 +52,7 @@ func suiteFiles(t *testing.T) map[string]suiteFile {
 }
 
 // suiteRunner is the promqltest.TBRun given to RunBuiltinTestsWithStorage:
-// it runs each file as a subtest unless the file is to be skipped, and
-// tallies the results.
+// it runs each file as a subtest and tallies the results.
 type suiteRunner struct {
 	*testing.T
 	files map[string]suiteFile
@@ -69,8 +60,6 @@ type suiteRunner struct {
 	seen          int
 	passedFiles   []string
 	passedEvals   int
-	skippedFiles  []string
-	skippedEvals  int
 	expectedEvals int // evals of the files run
 }
 
@@ -82,11 +71,6 @@ func (r *suiteRunner) Run(name string, f func(*testing.T)) bool {
 		return false
 	}
 	r.seen++
-	if file.skip != "" {
-		r.skippedFiles = append(r.skippedFiles, fmt.Sprintf("%s (%s, %d evals)", name, file.skip, file.evals))
-		r.skippedEvals += file.evals
-		return true
-	}
 	r.expectedEvals += file.evals
 	passed := r.T.Run(name, f)
 	if passed {
@@ -97,8 +81,7 @@ func (r *suiteRunner) Run(name string, f func(*testing.T)) bool {
 }
 
 // TestPromQLSuite runs Prometheus's own PromQL acceptance tests against
-// isotsdb through the adapter: every eval of every file that does not load
-// start timestamps must pass.
+// isotsdb through the adapter: every eval of every file must pass.
 func TestPromQLSuite(t *testing.T) {
 	r := &suiteRunner{T: t, files: suiteFiles(t)}
 	engine := promqltest.NewTestEngine(t, false, 0, promqltest.DefaultMaxSamplesPerQuery)
@@ -107,11 +90,7 @@ func TestPromQLSuite(t *testing.T) {
 	})
 
 	t.Logf("PromQL suite: %d of %d files passed, %d evals", len(r.passedFiles), len(r.files), r.passedEvals)
-	t.Logf("PromQL suite: %d files skipped, %d evals", len(r.skippedFiles), r.skippedEvals)
-	for _, s := range r.skippedFiles {
-		t.Logf("skipped %s", s)
-	}
 	require.Equal(t, len(r.files), r.seen, "promqltest ran a different set of files")
-	require.NotEmpty(t, r.passedFiles, "no file ran")
+	require.Len(t, r.passedFiles, len(r.files), "every file must pass")
 	require.Equal(t, r.expectedEvals, r.passedEvals, "evals of the files run must all pass")
 }
