@@ -409,6 +409,9 @@ func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark u
 		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
 	}
 	if s.app == nil || t >= s.nextAt || s.app.NumSamples() >= h.samplesPerChunk {
+		if hh, fh := s.staleHistogramLocked(v); hh != nil || fh != nil {
+			return s.appendHistogramLocked(h, 0, t, hh, fh, id, lowWatermark)
+		}
 		s.cutChunkLocked(h, t)
 	}
 	s.app.Append(t, v)

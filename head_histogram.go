@@ -79,6 +79,28 @@ func (s *memSeries) appendHistogramLocked(h *head, st, t int64, hh *histogram.Hi
 	return ""
 }
 
+// staleNaNBits are the bits of Prometheus's stale marker, a NaN.
+const staleNaNBits = 0x7ff0000000000002
+
+// staleHistogramLocked returns, if v is a stale marker and the series'
+// newest sample is a histogram, the stale marker to store instead: a
+// histogram of the same kind whose sum is the marker. So a series that
+// ends after histograms ends in a histogram stale marker, as Prometheus's
+// head stores it, and does not cut a float chunk for the marker. Requires
+// s.mu held.
+func (s *memSeries) staleHistogramLocked(v float64) (*histogram.Histogram, *histogram.FloatHistogram) {
+	if s.hist == nil || math.Float64bits(v) != staleNaNBits {
+		return nil, nil
+	}
+	switch {
+	case s.hist.lastH != nil:
+		return &histogram.Histogram{Sum: v}, nil
+	case s.hist.lastFH != nil:
+		return nil, &histogram.FloatHistogram{Sum: v}
+	}
+	return nil, nil
+}
+
 // histStateLocked returns s.hist, allocating it first if needed.
 func (s *memSeries) histStateLocked() *histState {
 	if s.hist == nil {

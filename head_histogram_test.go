@@ -485,3 +485,49 @@ func TestHeadHistogramAppenderCutKeepsPrediction(t *testing.T) {
 	require.True(t, s.hist.predicted, "the first chunk's end was predicted, and the state carries over")
 	require.Equal(t, rangeEnd(resetT, db.head.chunkRange), s.nextAt, "the new chunk runs to its range's end")
 }
+
+// TestStaleMarkerAfterHistograms: a float stale marker appended to a series
+// whose newest sample is a histogram is stored as a histogram stale marker
+// of the same kind, as Prometheus's head stores it; so it is after a WAL
+// replay. A stale marker after floats stays a float.
+func TestStaleMarkerAfterHistograms(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	o := DefaultOptions()
+	o.FS = fsys
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	stale := math.Float64frombits(staleNaNBits)
+	h := crashHistogram(3)
+	app := db.Appender(ctx)
+	for _, s := range []struct {
+		name string
+		h    *histogram.Histogram
+		fh   *histogram.FloatHistogram
+		v    float64
+	}{{name: "h", h: h}, {name: "fh", fh: h.ToFloat()}, {name: "f", v: 1}} {
+		lset := labels.FromStrings("__name__", s.name)
+		_, err := app.AppendST(0, lset, 0, 1000, s.v, s.h, s.fh)
+		require.NoError(t, err)
+		_, err = app.Append(0, lset, 2000, stale)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	want := map[string][]string{
+		"h":  {hsample{t: 1000, h: h}.key(), hsample{t: 2000, h: &histogram.Histogram{Sum: stale}}.key()},
+		"fh": {hsample{t: 1000, fh: h.ToFloat()}.key(), hsample{t: 2000, fh: &histogram.FloatHistogram{Sum: stale}}.key()},
+		"f":  {hsample{t: 1000, f: 1}.key(), hsample{t: 2000, f: stale}.key()},
+	}
+	requireStale := func(what string) {
+		t.Helper()
+		got := readSeries(t, db, math.MinInt64, math.MaxInt64, ".+")
+		for name, w := range want {
+			require.Equal(t, w, keys(got[name]), "%s: %s", what, name)
+		}
+	}
+	requireStale("head")
+	require.NoError(t, db.Close())
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	requireStale("after WAL replay")
+}
