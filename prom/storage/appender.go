@@ -1,6 +1,7 @@
 package promstorage
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/prometheus/model/exemplar"
@@ -90,11 +91,25 @@ func (a *appender) AppendHistogram(ref storage.SeriesRef, ls plabels.Labels, t i
 	return a.appendHistogram(ref, ls, t, h, fh)
 }
 
-// AppendHistogramSTZeroSample implements storage.HistogramAppender: like
-// AppendSTZeroSample, it always fails with ErrStartTimestampsUnsupported and
-// stores nothing (the histogram itself is appended by AppendHistogram).
-func (a *appender) AppendHistogramSTZeroSample(_ storage.SeriesRef, ls plabels.Labels, _, _ int64, _ *histogram.Histogram, _ *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrStartTimestampsUnsupported, nil, ls.String())
+// AppendHistogramSTZeroSample implements storage.HistogramAppender: it
+// appends, at st, the zero histogram that starts the cumulative count h or
+// fh (of which only the schema, zero threshold and custom bounds are used;
+// the histogram itself is appended by AppendHistogram), with a
+// counter-reset hint, as Prometheus's head does. The errors are
+// AppendSTZeroSample's.
+func (a *appender) AppendHistogramSTZeroSample(ref storage.SeriesRef, ls plabels.Labels, t, st int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
+	if st >= t {
+		return 0, storage.ErrSTNewerThanSample
+	}
+	var zh *histogram.Histogram
+	var zfh *histogram.FloatHistogram
+	switch {
+	case h != nil:
+		zh = &histogram.Histogram{CounterResetHint: histogram.CounterReset, Schema: h.Schema, ZeroThreshold: h.ZeroThreshold, CustomValues: h.CustomValues}
+	case fh != nil:
+		zfh = &histogram.FloatHistogram{CounterResetHint: histogram.CounterReset, Schema: fh.Schema, ZeroThreshold: fh.ZeroThreshold, CustomValues: fh.CustomValues}
+	}
+	return stZeroResult(a.appendHistogram(ref, ls, st, zh, zfh))
 }
 
 // UpdateMetadata implements storage.MetadataUpdater: it always fails with
@@ -103,13 +118,26 @@ func (a *appender) UpdateMetadata(_ storage.SeriesRef, ls plabels.Labels, _ meta
 	return 0, unsupported(ErrMetadataUnsupported, nil, ls.String())
 }
 
-// AppendSTZeroSample implements storage.StartTimestampAppender: it always
-// fails with ErrStartTimestampsUnsupported. (The zero sample it would add
-// is a float sample isotsdb could store, but a counter's artificial zero is
-// only meaningful together with start-timestamp-aware reads, which isotsdb
-// does not have.)
-func (a *appender) AppendSTZeroSample(_ storage.SeriesRef, ls plabels.Labels, _, _ int64) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrStartTimestampsUnsupported, nil, ls.String())
+// AppendSTZeroSample implements storage.StartTimestampAppender: it appends
+// the zero sample (st, 0) that starts the cumulative count of the sample at
+// t, as Prometheus's head does. st must be before t
+// (storage.ErrSTNewerThanSample otherwise); a zero sample that would be out
+// of order (the series already has a later sample, as it does for every
+// scrape of a long-lived counter after the first) is not appended and gets
+// storage.ErrOutOfOrderST, which callers expect and ignore.
+func (a *appender) AppendSTZeroSample(ref storage.SeriesRef, ls plabels.Labels, t, st int64) (storage.SeriesRef, error) {
+	if st >= t {
+		return 0, storage.ErrSTNewerThanSample
+	}
+	return stZeroResult(a.appendFloat(ref, ls, st, 0))
+}
+
+// stZeroResult maps an out-of-order zero sample to storage.ErrOutOfOrderST.
+func stZeroResult(ref storage.SeriesRef, err error) (storage.SeriesRef, error) {
+	if errors.Is(err, tsdb.ErrOutOfOrderSample) {
+		return ref, fmt.Errorf("%w: %w", storage.ErrOutOfOrderST, err)
+	}
+	return ref, err
 }
 
 // appenderV2 is the storage.AppenderV2.

@@ -135,8 +135,6 @@ func TestSeriesRefs(t *testing.T) {
 
 func TestUnsupportedKeepsTransaction(t *testing.T) {
 	ls := labels.FromStrings("__name__", "m")
-	h := &histogram.Histogram{Count: 1, ZeroCount: 1, Sum: 1}
-	fh := h.ToFloat(nil)
 	ex := exemplar.Exemplar{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 2, HasTs: true}
 	cases := []struct {
 		name string
@@ -144,21 +142,12 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 		ours error
 		prom error
 	}{
-		{"AppendHistogramSTZeroSample", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.AppendHistogramSTZeroSample(0, ls, 2, 1, h, nil)
-		}, promstorage.ErrStartTimestampsUnsupported, nil},
-		{"AppendHistogramSTZeroSample float", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.AppendHistogramSTZeroSample(0, ls, 2, 1, nil, fh)
-		}, promstorage.ErrStartTimestampsUnsupported, nil},
 		{"AppendExemplar", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.AppendExemplar(0, ls, ex)
 		}, promstorage.ErrExemplarsUnsupported, storage.ErrExemplarsDisabled},
 		{"UpdateMetadata", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.UpdateMetadata(0, ls, metadata.Metadata{Type: "counter", Help: "h"})
 		}, promstorage.ErrMetadataUnsupported, nil},
-		{"AppendSTZeroSample", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.AppendSTZeroSample(0, ls, 2, 1)
-		}, promstorage.ErrStartTimestampsUnsupported, nil},
 	}
 	for _, tc := range cases {
 		t.Run("v1/"+tc.name, func(t *testing.T) {
@@ -255,4 +244,70 @@ func TestStaleMarkersStored(t *testing.T) {
 	got := querySamples(t, s, ls)
 	require.Len(t, got, 2)
 	require.True(t, value.IsStaleNaN(got[1].f))
+}
+
+// TestSTZeroSample: AppendSTZeroSample and AppendHistogramSTZeroSample add
+// the zero sample at the start timestamp before the first sample of a
+// cumulative count, as Prometheus's head does; for later samples of the
+// same count it would be out of order and gets storage.ErrOutOfOrderST
+// (nothing appended, the transaction unaffected); a start timestamp not
+// before the sample gets storage.ErrSTNewerThanSample.
+func TestSTZeroSample(t *testing.T) {
+	s := newStorage(t)
+	ls, hl, fl := labels.FromStrings("__name__", "c"), labels.FromStrings("__name__", "h"), labels.FromStrings("__name__", "fh")
+	h := &histogram.Histogram{Schema: 1, Count: 2, ZeroCount: 2, Sum: 1, ZeroThreshold: 0.01}
+	fh := h.ToFloat(nil)
+	app := s.Appender(context.Background())
+	for _, ts := range []int64{2000, 3000} {
+		_, err := app.AppendSTZeroSample(0, ls, ts, 1000)
+		if ts == 2000 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, storage.ErrOutOfOrderST)
+		}
+		_, err = app.Append(0, ls, ts, float64(ts))
+		require.NoError(t, err)
+		_, err = app.AppendHistogramSTZeroSample(0, hl, ts, 1000, h, nil)
+		if ts == 2000 {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, storage.ErrOutOfOrderST)
+		}
+		_, err = app.AppendHistogram(0, hl, ts, h, nil)
+		require.NoError(t, err)
+		_, err = app.AppendHistogramSTZeroSample(0, fl, ts, 1000, nil, fh)
+		if ts == 2000 {
+			require.NoError(t, err)
+		}
+		_, err = app.AppendHistogram(0, fl, ts, nil, fh)
+		require.NoError(t, err)
+	}
+	_, err := app.AppendSTZeroSample(0, ls, 4000, 4000)
+	require.ErrorIs(t, err, storage.ErrSTNewerThanSample)
+	_, err = app.AppendHistogramSTZeroSample(0, hl, 4000, 5000, h, nil)
+	require.ErrorIs(t, err, storage.ErrSTNewerThanSample)
+	require.NoError(t, app.Commit())
+	require.Equal(t, []sample{{1000, 0}, {2000, 2000}, {3000, 3000}}, querySamples(t, s, ls))
+
+	q, err := s.Querier(math.MinInt64, math.MaxInt64)
+	require.NoError(t, err)
+	defer q.Close()
+	for _, l := range []labels.Labels{hl, fl} {
+		ss := q.Select(context.Background(), true, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", l.Get("__name__")))
+		require.True(t, ss.Next())
+		it := ss.At().Iterator(nil)
+		require.NotEqual(t, chunkenc.ValNone, it.Next())
+		ts, zero := it.AtFloatHistogram(nil)
+		require.Equal(t, int64(1000), ts)
+		require.Zero(t, zero.Count, "%s: the zero histogram", l)
+		require.Equal(t, h.Schema, zero.Schema)
+		require.Equal(t, h.ZeroThreshold, zero.ZeroThreshold)
+		for _, want := range []int64{2000, 3000} {
+			require.NotEqual(t, chunkenc.ValNone, it.Next())
+			ts, got := it.AtFloatHistogram(nil)
+			require.Equal(t, want, ts)
+			require.Equal(t, fh.Count, got.Count)
+		}
+		require.Equal(t, chunkenc.ValNone, it.Next())
+	}
 }

@@ -34,13 +34,14 @@
 //   - exemplars are rejected with ErrExemplarsUnsupported (also matching
 //     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
 //     the exemplars in a storage.AppendPartialError, as its contract asks;
-//   - Appender.UpdateMetadata returns ErrMetadataUnsupported, and
-//     Appender.AppendSTZeroSample and Appender.AppendHistogramSTZeroSample
-//     return ErrStartTimestampsUnsupported (storing nothing: the synthetic
-//     zero sample they would add is not written; AppenderV2 keeps the
-//     start timestamp itself instead); AppenderV2, whose contract says the
-//     sample must be appended whatever happens to its metadata, drops the
-//     metadata silently.
+//   - Appender.UpdateMetadata returns ErrMetadataUnsupported; AppenderV2,
+//     whose contract says the sample must be appended whatever happens to
+//     its metadata, drops the metadata silently.
+//
+// Appender.AppendSTZeroSample and AppendHistogramSTZeroSample append the
+// zero sample at the start timestamp as Prometheus's head does
+// (ErrStartTimestampsUnsupported, with which earlier versions refused
+// them, is gone).
 //
 // Append errors that have a Prometheus counterpart match both:
 // errors.Is(err, tsdb.ErrOutOfOrderSample) and errors.Is(err,

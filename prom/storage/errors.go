@@ -19,11 +19,6 @@ var (
 	ErrExemplarsUnsupported = errors.New("promstorage: exemplars are not supported")
 	// ErrMetadataUnsupported: Appender.UpdateMetadata was called.
 	ErrMetadataUnsupported = errors.New("promstorage: metric metadata is not supported")
-	// ErrStartTimestampsUnsupported: Appender.AppendSTZeroSample or
-	// Appender.AppendHistogramSTZeroSample was called. The synthetic zero
-	// sample they add is not written; start timestamps themselves are
-	// stored through AppenderV2.
-	ErrStartTimestampsUnsupported = errors.New("promstorage: start-timestamp zero samples are not supported")
 )
 
 // dualError is an error that matches two sentinels with errors.Is: the
