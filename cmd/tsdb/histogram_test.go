@@ -49,6 +49,13 @@ func TestHistogramInspect(t *testing.T) {
 	dir, dump := histDB(t)
 	before := treeDigest(t, dir)
 
+	t.Run("ls", func(t *testing.T) {
+		code, out, stderr := runCLI(t, "ls", dir)
+		require.Equal(t, exitOK, code, stderr)
+		require.Contains(t, out, "HISTOGRAMS")
+		require.Regexp(t, `(?m)^  \S{26}  .* +72 +54 +15 +`, out, "72 samples, 54 of them histograms, in 15 chunks")
+	})
+
 	t.Run("dump", func(t *testing.T) {
 		code, out, stderr := runCLI(t, "dump", dir)
 		require.Equal(t, exitOK, code, stderr)

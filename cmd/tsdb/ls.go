@@ -27,18 +27,18 @@ func runLs(dir string, stdout, stderr io.Writer) int {
 	defer db.Close()
 
 	out := bufio.NewWriter(stdout)
-	rows := [][]string{{"BLOCK ULID", "MIN TIME", "MAX TIME", "DURATION", "SERIES", "SAMPLES", "CHUNKS", "SIZE", "LEVEL"}}
+	rows := [][]string{{"BLOCK ULID", "MIN TIME", "MAX TIME", "DURATION", "SERIES", "SAMPLES", "HISTOGRAMS", "CHUNKS", "SIZE", "LEVEL"}}
 	for _, m := range db.Blocks() {
 		size := dirSize(filepath.Join(dir, m.ULID.String()))
 		rows = append(rows, []string{m.ULID.String(), formatTime(m.MinTime), formatTime(m.MaxTime),
 			formatSpan(m.MinTime, m.MaxTime), humanize.Comma(int64(m.Stats.NumSeries)), humanize.Comma(int64(m.Stats.NumSamples)),
-			humanize.Comma(int64(m.Stats.NumChunks)), humanize.IBytes(uint64(size)), strconv.Itoa(m.Compaction.Level)})
+			humanize.Comma(int64(m.Stats.NumHistogramSamples)), humanize.Comma(int64(m.Stats.NumChunks)), humanize.IBytes(uint64(size)), strconv.Itoa(m.Compaction.Level)})
 	}
 	var b strings.Builder
 	if len(rows) == 1 {
 		b.WriteString("no blocks\n")
 	} else {
-		writeTable(&b, []align{left, left, left, right, right, right, right, right, right}, rows)
+		writeTable(&b, []align{left, left, left, right, right, right, right, right, right, right}, rows)
 	}
 	out.WriteString(b.String())
 
