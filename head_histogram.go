@@ -60,7 +60,7 @@ type histState struct {
 // appendHistogramLocked is appendLocked for a histogram sample: exactly one
 // of hh and fh is set, and it is valid. Requires s.mu held; takes no lock.
 func (s *memSeries) appendHistogramLocked(h *head, st, t int64, hh *histogram.Histogram, fh *histogram.FloatHistogram, id, lowWatermark uint64) (reason string) {
-	if t <= s.lastT {
+	if t <= s.lastTLocked() {
 		return s.appendedBeforeLocked(&pendingSample{t: t, h: hh, fh: fh})
 	}
 	hs := s.histStateLocked()
@@ -116,7 +116,7 @@ func (s *memSeries) appendFloatLocked(h *head, st, t int64, v float64, id, lowWa
 	if st == 0 && (s.hist == nil || s.hist.xor2 == nil) {
 		return s.appendLocked(h, t, v, id, lowWatermark)
 	}
-	if t <= s.lastT {
+	if t <= s.lastTLocked() {
 		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
 	}
 	hs := s.histStateLocked()

@@ -178,7 +178,6 @@ type capturedChunk struct {
 	chunk            chunks.Chunk       // a closed chunk or a copy of an open one; nil for an open XOR chunk
 	open             chunks.XORSnapshot // the open XOR chunk as captured
 	minTime, maxTime int64
-	firstIdx         uint64 // index in the series of the chunk's first sample (only set if the read hides samples)
 }
 
 func (c *capturedChunk) iterator(reuse chunks.Iterator) chunks.Iterator {
@@ -206,11 +205,17 @@ func captureOpen(c chunks.Chunk) (closed chunks.Chunk, open chunks.XORSnapshot) 
 type headSeries struct {
 	lset       labels.Labels
 	chunks     []capturedChunk
-	invisible  []uint64 // sample indices hidden from the read, ascending
+	hidden     *hiddenSamples // nil if the read sees every sample it captured
 	deleted    tombstones.Intervals
 	mint, maxt int64
 	first      *headIterator  // positioned on the first sample; handed out once
 	set        *headSeriesSet // that found the series; takes back reused iterators
+}
+
+// hiddenSamples are the samples of a headSeries its read must not see.
+type hiddenSamples struct {
+	idx   []uint64 // their indices in the series, ascending
+	first []uint64 // the index of the first sample of each captured chunk
 }
 
 // firstVisible captures what snap may read of s in [mint, maxt] outside
@@ -257,7 +262,8 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 	// read must hide some samples.
 	var (
 		captured []capturedChunk
-		seen     int // samples captured (counted only if len(inv) > 0)
+		firsts   []uint64 // of the captured chunks (only if len(inv) > 0)
+		seen     int      // samples captured (counted only if len(inv) > 0)
 		next     = s.total
 		hi       uint64 // index after the newest captured sample
 	)
@@ -280,13 +286,16 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 			captured = make([]capturedChunk, 0, i+1)
 			hi = first + n
 		}
-		cc := capturedChunk{chunk: mc.chunk, minTime: mc.minTime, maxTime: mc.maxTime, firstIdx: first}
+		cc := capturedChunk{chunk: mc.chunk, minTime: mc.minTime, maxTime: mc.maxTime}
 		if i == last {
 			// The open chunk is appended to concurrently: take a snapshot
 			// (under s.mu, as the chunks package requires).
 			cc.chunk, cc.open = captureOpen(mc.chunk)
 		}
 		captured = append(captured, cc)
+		if len(inv) > 0 {
+			firsts = append(firsts, first)
+		}
 		seen += int(n)
 	}
 	if len(captured) == 0 {
@@ -297,16 +306,19 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 	hs := &headSeries{lset: s.lset, chunks: captured, mint: mint, maxt: maxt}
 	if len(inv) > 0 {
 		// Keep the indices that fall into captured chunks.
-		lo := captured[0].firstIdx
-		hidden := 0
-		for _, idx := range inv {
-			if idx >= lo && idx < hi {
-				hs.invisible = append(hs.invisible, idx)
-				hidden++
+		slices.Reverse(firsts)
+		lo := firsts[0]
+		var idx []uint64
+		for _, i := range inv {
+			if i >= lo && i < hi {
+				idx = append(idx, i)
 			}
 		}
-		if hidden == seen {
+		if len(idx) == seen {
 			return nil // everything in range is hidden from this read
+		}
+		if len(idx) > 0 {
+			hs.hidden = &hiddenSamples{idx: idx, first: firsts}
 		}
 	}
 	return hs
@@ -317,7 +329,7 @@ func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 // wholeChunks implements wholeChunker for head compaction: closed chunks
 // never change, so their bytes can go into a block as they are.
 func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []chunks.Meta) ([]chunks.Meta, int, bool) {
-	if len(hs.invisible) > 0 || len(hs.deleted) > 0 {
+	if hs.hidden != nil || len(hs.deleted) > 0 {
 		return buf, 0, false
 	}
 	n := 0
@@ -365,7 +377,7 @@ type headIterator struct {
 	ci    int             // index of the current chunk in s.chunks
 	it    chunks.Iterator // iterator of chunk ci, nil before the first
 	idx   uint64          // sample index of the current sample
-	inv   int             // first entry of s.invisible that may be >= idx
+	inv   int             // first entry of s.hidden.idx that may be >= idx
 	t     int64
 	v     float64          // of a float sample; histograms are read from it
 	vt    chunks.ValueType // of the current sample
@@ -415,8 +427,10 @@ func (it *headIterator) nextChunk(ci int) bool {
 	c := &it.s.chunks[ci]
 	it.ci = ci
 	it.it = c.iterator(it.it)
-	it.idx = c.firstIdx - 1 // incremented before the first sample
-	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && len(it.s.invisible) == 0 && len(it.s.deleted) == 0
+	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && it.s.hidden == nil && len(it.s.deleted) == 0
+	if h := it.s.hidden; h != nil {
+		it.idx = h.first[ci] - 1 // incremented before the first sample
+	}
 	return true
 }
 
@@ -430,7 +444,15 @@ func (it *headIterator) Next() chunks.ValueType {
 		return chunks.ValNone
 	}
 	if it.plain {
-		if vt := it.it.Next(); vt != chunks.ValNone {
+		// Floats, the common case, without the call to read.
+		switch vt := it.it.Next(); vt {
+		case chunks.ValFloat:
+			it.idx++
+			it.t, it.v = it.it.At()
+			it.vt, it.valid = vt, true
+			return vt
+		case chunks.ValNone:
+		default:
 			it.read(vt)
 			it.valid = true
 			return vt
@@ -468,7 +490,11 @@ func (it *headIterator) read(vt chunks.ValueType) {
 
 // hidden reports whether the current sample is invisible to the read.
 func (it *headIterator) hidden() bool {
-	inv := it.s.invisible
+	h := it.s.hidden
+	if h == nil {
+		return false
+	}
+	inv := h.idx
 	for it.inv < len(inv) && inv[it.inv] < it.idx {
 		it.inv++
 	}

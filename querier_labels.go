@@ -90,12 +90,12 @@ const (
 // ring alone whether snap sees a sample of s in [mint, maxt], ignoring
 // deletions; maybe if that takes reading samples. The caller holds s.mu.
 func (s *memSeries) quickVisibleLocked(snap *readSnapshot, mint, maxt int64) verdict {
-	if len(s.chunks) == 0 || s.lastT < mint || s.chunks[0].minTime > maxt {
+	if len(s.chunks) == 0 || s.lastTLocked() < mint || s.chunks[0].minTime > maxt {
 		return no
 	}
-	// lastT is the newest sample's time: the usual case, a range that
-	// reaches the present, ends here.
-	if s.lastT <= maxt && newestVisible(snap, &s.txs) {
+	// lastTLocked is the newest sample's time: the usual case, a range
+	// that reaches the present, ends here.
+	if s.lastTLocked() <= maxt && newestVisible(snap, &s.txs) {
 		return yes
 	}
 	if !allVisible(snap, &s.txs) {

@@ -489,7 +489,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		minValid := max(h.minValidTime.Load(), MinSampleTime)
 		for i := range batch {
 			smp := &batch[i]
-			if smp.t < minValid || smp.t > MaxSampleTime || !smp.valid() {
+			if smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
 				dropped++
 				continue
 			}
@@ -500,10 +500,13 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			}
 			s.mu.Lock()
 			var reason string
-			if smp.h == nil && smp.fh == nil {
-				reason = s.appendFloatLocked(h, smp.st, smp.t, smp.v, 0, 0)
-			} else {
-				reason = s.appendHistogramLocked(h, smp.st, smp.t, smp.h, smp.fh, 0, 0)
+			switch x := smp.x; {
+			case x == nil:
+				reason = s.appendFloatLocked(h, 0, smp.t, smp.v, 0, 0)
+			case x.h == nil && x.fh == nil:
+				reason = s.appendFloatLocked(h, x.st, smp.t, smp.v, 0, 0)
+			default:
+				reason = s.appendHistogramLocked(h, x.st, smp.t, x.h, x.fh, 0, 0)
 			}
 			s.mu.Unlock()
 			if reason != "" {
@@ -545,7 +548,11 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.floats {
-				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, v: smp.V})
+				ws := walSample{ref: smp.Ref, t: smp.T, v: smp.V}
+				if smp.ST != 0 {
+					ws.x = &walExtra{st: smp.ST}
+				}
+				rp.add(ws)
 			}
 			rp.recordDone()
 		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
@@ -554,7 +561,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.hists {
-				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, h: smp.H})
+				rp.add(walSample{ref: smp.Ref, t: smp.T, x: &walExtra{st: smp.ST, h: smp.H}})
 			}
 			clear(rp.hists)
 			rp.recordDone()
@@ -564,7 +571,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				return rp.corrupt(r, src, err)
 			}
 			for _, smp := range rp.fhists {
-				rp.add(walSample{ref: smp.Ref, st: smp.ST, t: smp.T, fh: smp.FH})
+				rp.add(walSample{ref: smp.Ref, t: smp.T, x: &walExtra{st: smp.ST, fh: smp.FH}})
 			}
 			clear(rp.fhists)
 			rp.recordDone()
@@ -617,20 +624,27 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 // errTornCommit marks a commit group the log does not hold whole.
 var errTornCommit = errors.New("torn commit")
 
-// walSample is a sample read from the WAL: a float v, or the integer
-// histogram h, or the float histogram fh.
+// walSample is a sample read from the WAL: the float v, unless x holds a
+// histogram. x is set only for histograms and samples with a start time,
+// so that the float samples of a replay, nearly all of them, stay small.
 type walSample struct {
 	ref uint64
-	st  int64 // start time; 0 for none
 	t   int64
 	v   float64
-	h   *histogram.Histogram
-	fh  *histogram.FloatHistogram
+	x   *walExtra
+}
+
+// walExtra is what a walSample needs beyond a float without a start time:
+// the start time, and the integer histogram h or the float histogram fh.
+type walExtra struct {
+	st int64 // 0 for none
+	h  *histogram.Histogram
+	fh *histogram.FloatHistogram
 }
 
 // valid reports whether the sample can be stored: floats always, histograms
 // if they pass validation (a record that decodes may still hold nonsense).
-func (s *walSample) valid() bool {
+func (s *walExtra) valid() bool {
 	switch {
 	case s.h != nil:
 		return s.h.Validate() == nil
