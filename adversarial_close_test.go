@@ -39,6 +39,12 @@ func TestAdversarialUseAfterClose(t *testing.T) {
 			}
 			_, err = app.Append(0, l, ts+1, 1)
 			require.ErrorIs(t, err, ErrAppenderClosed, end)
+			_, err = app.AppendHistogram(0, l, ts+1, crashHistogram(1), nil)
+			require.ErrorIs(t, err, ErrAppenderClosed, end)
+			_, err = app.AppendHistogram(0, l, ts+1, nil, nil) // invalid too: closed comes first
+			require.ErrorIs(t, err, ErrAppenderClosed, end)
+			_, err = app.AppendST(0, l, 1, ts+1, 1, nil, nil)
+			require.ErrorIs(t, err, ErrAppenderClosed, end)
 			require.ErrorIs(t, app.Commit(), ErrAppenderClosed, end)
 			require.ErrorIs(t, app.Rollback(), ErrAppenderClosed, end)
 			ts += 10
@@ -87,6 +93,12 @@ func TestAdversarialUseAfterClose(t *testing.T) {
 		require.NoError(t, db.Close(), "second Close")
 		_, err = db.Appender(ctx).Append(0, l, ts, 1)
 		require.ErrorIs(t, err, ErrClosed)
+		_, err = db.Appender(ctx).AppendHistogram(0, l, ts, crashHistogram(1), nil)
+		require.ErrorIs(t, err, ErrClosed)
+		_, err = db.Appender(ctx).AppendST(0, l, 1, ts, 0, nil, crashHistogram(1).ToFloat())
+		require.ErrorIs(t, err, ErrClosed)
+		_, err = app.AppendHistogram(0, l, ts, crashHistogram(1), nil)
+		require.ErrorIs(t, err, ErrClosed, "an appender from before Close")
 		require.ErrorIs(t, db.Appender(ctx).Commit(), ErrClosed)
 		require.NoError(t, db.Appender(ctx).Rollback(), "Rollback cannot fail: nothing became visible")
 		require.NoError(t, app.Rollback(), "an appender from before Close can still be rolled back")

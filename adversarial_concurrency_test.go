@@ -19,7 +19,7 @@ import (
 )
 
 // isoCheck verifies, on everything q returns for the targets, that every
-// commit is seen whole: within a target all series have the same
+// commit is seen whole (a histogram's value is its count): within a target all series have the same
 // timestamps with the same values, and values increase with time (each
 // commit writes its sequence number). It returns the number of samples.
 func isoCheck(q Querier, targets, perTarget int) (int, error) {
@@ -31,8 +31,15 @@ func isoCheck(q Querier, targets, perTarget int) (int, error) {
 		for ss.Next() {
 			it := ss.At().Iterator(nil)
 			var got []sample
-			for it.Next() != chunks.ValNone {
-				ts, v := it.At()
+			for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+				ts, v := it.AtT(), 0.0
+				switch vt {
+				case chunks.ValFloat:
+					_, v = it.At()
+				default: // histograms carry the value as their count
+					_, fh := it.AtFloatHistogram(nil)
+					v = fh.Count
+				}
 				if len(got) > 0 && (ts <= got[len(got)-1].T || v <= got[len(got)-1].V) {
 					return n, fmt.Errorf("target %d %s: sample (%d, %v) after (%d, %v)", tg, ss.At().Labels(), ts, v, got[len(got)-1].T, got[len(got)-1].V)
 				}
@@ -60,7 +67,7 @@ func isoCheck(q Querier, targets, perTarget int) (int, error) {
 
 // TestAdversarialConcurrentAdmin runs Delete, Snapshot, CleanTombstones
 // and Compact concurrently with writers (one commit writes one value to
-// every series of a target) and readers that check each query sees
+// every series of a target, as a float or an integer or float histogram) and readers that check each query sees
 // whole commits. Snapshots must hold whole commits too.
 func TestAdversarialConcurrentAdmin(t *testing.T) {
 	const (
@@ -113,7 +120,19 @@ func TestAdversarialConcurrentAdmin(t *testing.T) {
 			for c := range rounds[tg] {
 				app := db.Appender(ctx)
 				for i, l := range lsets[tg] {
-					ref, err := app.Append(refs[i], l, int64(c)*step, float64(c))
+					// A third of the series take integer and a third
+					// float histograms (of count c), so that blocks,
+					// compaction, deletion and snapshots carry them too.
+					var ref SeriesRef
+					var err error
+					switch h := crashHistogram(c); i % 3 {
+					case 0:
+						ref, err = app.Append(refs[i], l, int64(c)*step, float64(c))
+					case 1:
+						ref, err = app.AppendHistogram(refs[i], l, int64(c)*step, h, nil)
+					default:
+						ref, err = app.AppendHistogram(refs[i], l, int64(c)*step, nil, h.ToFloat())
+					}
 					if err != nil {
 						report(fmt.Errorf("append: %w", err))
 						break

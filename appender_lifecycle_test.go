@@ -284,6 +284,10 @@ func TestHeadViewReadOnly(t *testing.T) {
 	}
 	_, err = ro.Appender(ctx).Append(0, seriesLabels(3), 300, 1)
 	require.ErrorIs(t, err, ErrReadOnly)
+	_, err = ro.Appender(ctx).AppendHistogram(0, seriesLabels(3), 300, crashHistogram(1), nil)
+	require.ErrorIs(t, err, ErrReadOnly)
+	_, err = ro.Appender(ctx).AppendST(0, seriesLabels(3), 1, 300, 1, nil, nil)
+	require.ErrorIs(t, err, ErrReadOnly)
 }
 
 // TestLeakedAppenderReleased: an Appender dropped

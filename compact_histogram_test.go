@@ -132,25 +132,31 @@ func readSeries(t *testing.T, db *DB, mint, maxt int64, re string) map[string][]
 	var it chunks.Iterator
 	for ss.Next() {
 		it = ss.At().Iterator(it)
-		var got []hsample
-		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
-			var s hsample
-			switch vt {
-			case chunks.ValFloat:
-				s.t, s.f = it.At()
-			case chunks.ValHistogram:
-				s.t, s.h = it.AtHistogram(nil)
-			case chunks.ValFloatHistogram:
-				s.t, s.fh = it.AtFloatHistogram(nil)
-			}
-			s.st = it.AtST()
-			got = append(got, s)
-		}
-		require.NoError(t, it.Err())
-		out[ss.At().Labels().Get("__name__")] = got
+		out[ss.At().Labels().Get("__name__")] = readSamples(t, it)
 	}
 	require.NoError(t, ss.Err())
 	return out
+}
+
+// readSamples returns the samples of it, of every type.
+func readSamples(t *testing.T, it chunks.Iterator) []hsample {
+	t.Helper()
+	var got []hsample
+	for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+		var s hsample
+		switch vt {
+		case chunks.ValFloat:
+			s.t, s.f = it.At()
+		case chunks.ValHistogram:
+			s.t, s.h = it.AtHistogram(nil)
+		case chunks.ValFloatHistogram:
+			s.t, s.fh = it.AtFloatHistogram(nil)
+		}
+		s.st = it.AtST()
+		got = append(got, s)
+	}
+	require.NoError(t, it.Err())
+	return got
 }
 
 // TestCompactHistogramBlocks writes three adjacent 2h blocks holding

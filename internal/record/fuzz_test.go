@@ -109,7 +109,7 @@ func FuzzTombstonesRoundTrip(f *testing.F) {
 // whatever decodes must re-encode to something that decodes the same (the
 // input itself may use non-minimal varints, so bytes are not compared).
 func FuzzDecode(f *testing.F) {
-	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, nil} {
+	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, nil} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
@@ -131,6 +131,12 @@ func FuzzDecode(f *testing.F) {
 			for i := range s {
 				require.False(t, again[i].Ref != s[i].Ref || again[i].T != s[i].T || math.Float64bits(again[i].V) != math.Float64bits(s[i].V), "sample %d changed on re-encoding", i)
 			}
+		}
+		if n, err := dec.CommitGroup(rec); err == nil {
+			again, err := dec.CommitGroup(enc.CommitGroup(n, nil))
+			require.NoError(t, err, "commit group re-decode")
+			require.Equal(t, n, again, "commit group re-decode")
+			require.Positive(t, n, "a commit group announces at least one record")
 		}
 		if s, err := dec.Tombstones(rec, nil); err == nil {
 			again, err := dec.Tombstones(enc.Tombstones(s, nil), nil)
