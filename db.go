@@ -124,6 +124,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		stripeSize:        o.StripeSize,
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
+		lateWindow:        o.OutOfOrderTimeWindow.Milliseconds(),
 		trackLeaks:        o.TrackLeakedAppenders && !readOnly, // a read-only DB makes no head appenders
 		metricNames:       names,
 	})
@@ -384,6 +385,24 @@ func releaseBlocks(bs []*Block) {
 
 // Dir returns the data directory.
 func (db *DB) Dir() string { return db.dir }
+
+// SetOutOfOrderTimeWindow changes Options.OutOfOrderTimeWindow; negative
+// values are 0 (off). Appenders created afterwards use the new window
+// (those open keep the one they were created with, and a Commit applies
+// the late samples they accepted). It fails with ErrReadOnly on a
+// read-only DB and ErrClosed after Close.
+func (db *DB) SetOutOfOrderTimeWindow(d time.Duration) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	switch {
+	case db.readOnly:
+		return fmt.Errorf("tsdb: set out-of-order window: %w", ErrReadOnly)
+	case db.closed:
+		return fmt.Errorf("tsdb: set out-of-order window: %w", ErrClosed)
+	}
+	db.head.lateWindow.Store(max(d, 0).Milliseconds())
+	return nil
+}
 
 // Head returns a read-only view of the DB's in-memory head. It offers no
 // way to write: the DB's Appender is the only one.

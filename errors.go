@@ -18,6 +18,10 @@ var (
 	// and the staleness marker count as different values). Appending the same
 	// value bits again is a no-op, not an error.
 	ErrDuplicateSampleForTimestamp = errors.New("tsdb: duplicate sample for timestamp")
+	// ErrTooOldSample: out-of-order samples are accepted
+	// (Options.OutOfOrderTimeWindow), but this one is older than the
+	// head's newest sample minus the window.
+	ErrTooOldSample = errors.New("tsdb: too old sample")
 	// ErrOutOfBounds: the sample is older than the head's appendable window,
 	// or its timestamp lies outside [MinSampleTime, MaxSampleTime].
 	ErrOutOfBounds = errors.New("tsdb: out of bounds")

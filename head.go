@@ -73,6 +73,9 @@ type head struct {
 	// maxFutureSkew (ms; 0: off): Append rejects samples later than the
 	// wall clock plus this with ErrTooFarInFuture.
 	maxFutureSkew int64
+	// lateWindow (ms; 0: off) is Options.OutOfOrderTimeWindow, changed at
+	// run time by DB.SetOutOfOrderTimeWindow; see head_late.go.
+	lateWindow atomic.Int64
 
 	// truncGen is odd while truncate recomputes minTime and maxTime from
 	// the remaining chunks; commits then also fold their range into
@@ -125,6 +128,7 @@ type headOptions struct {
 	stripeSize        int
 	isolationDisabled bool
 	maxFutureSkew     int64 // ms; 0: off
+	lateWindow        int64 // ms; 0: off
 	trackLeaks        bool  // Options.TrackLeakedAppenders
 	metricNames       metricnames.Namer
 }
@@ -144,6 +148,7 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *hea
 	h.minTime.Store(math.MaxInt64)
 	h.maxTime.Store(math.MinInt64)
 	h.minValidTime.Store(math.MinInt64)
+	h.lateWindow.Store(o.lateWindow)
 	h.metrics = newHeadMetrics(h, reg, o.metricNames)
 	return h
 }

@@ -37,6 +37,21 @@ type Options struct {
 	// this the creation grace period.
 	MaxFutureSkew time.Duration
 
+	// OutOfOrderTimeWindow lets the head accept late samples: a sample
+	// older than its series' newest (which would be ErrOutOfOrderSample)
+	// is accepted if it is no older than the head's newest sample minus
+	// this window. Late samples are isolated like any other: a query sees
+	// a commit's in-order and late samples together or not at all. Older
+	// samples get ErrTooOldSample naming the window. 0 (the default) turns
+	// it off: late samples are ErrOutOfOrderSample, as before. Negative
+	// values are 0. DB.SetOutOfOrderTimeWindow changes it at run time.
+	//
+	// Late samples must also lie in the head's appendable range (not
+	// before the data already cut into blocks, nor more than half a block
+	// range before the head's newest sample); older ones get
+	// ErrOutOfBounds. So a window up to MinBlockDuration/2 works fully.
+	OutOfOrderTimeWindow time.Duration
+
 	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.
 	WALSegmentSize int
 	// WALCompression compresses WAL records with snappy.
@@ -146,6 +161,7 @@ func (o *Options) withDefaults() Options {
 		r.WALSegmentSize = d.WALSegmentSize
 	}
 	r.MaxFutureSkew = max(r.MaxFutureSkew, 0)
+	r.OutOfOrderTimeWindow = max(r.OutOfOrderTimeWindow, 0)
 	if r.SamplesPerChunk <= 0 {
 		r.SamplesPerChunk = d.SamplesPerChunk
 	}
