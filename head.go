@@ -307,9 +307,10 @@ type memSeries struct {
 	chunks []memChunk
 	app    *chunks.XORAppender // appends to the open chunk if it is XOR; nil otherwise
 	nextAt int64               // the open chunk is closed at this time
-	// hist is the state of histogram appends, allocated with the series'
-	// first histogram sample so that float-only series do not pay for it.
-	hist *histState
+	// x is the state of histogram appends, start times and late samples,
+	// allocated with the series' first such sample so that plain float
+	// series do not pay for it.
+	x *seriesExtra
 
 	total uint64 // samples ever appended; index of the next sample
 
@@ -388,10 +389,10 @@ func (s *memSeries) appendableLocked(app *appendBatch, p *pendingSample) error {
 func (s *memSeries) lastSample() *pendingSample {
 	last := &pendingSample{t: s.lastTLocked()}
 	switch {
-	case s.hist != nil && (s.hist.lastH != nil || s.hist.lastFH != nil):
-		last.h, last.fh = s.hist.lastH, s.hist.lastFH
-	case s.hist != nil && s.hist.xor2 != nil:
-		last.v = math.Float64frombits(s.hist.xor2Last)
+	case s.x != nil && (s.x.lastH != nil || s.x.lastFH != nil):
+		last.h, last.fh = s.x.lastH, s.x.lastFH
+	case s.x != nil && s.x.xor2 != nil:
+		last.v = math.Float64frombits(s.x.xor2Last)
 	case s.app == nil:
 		// No open chunk: the newest sample was truncated away, and
 		// anything at its time is out of bounds anyway.
@@ -433,8 +434,8 @@ func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark u
 		s.cutChunkLocked(h, t)
 	}
 	s.app.Append(t, v)
-	if s.hist != nil {
-		s.hist.lastH, s.hist.lastFH = nil, nil
+	if s.x != nil {
+		s.x.lastH, s.x.lastFH = nil, nil
 	}
 	s.appendedLocked(h, t, id, lowWatermark)
 	return ""
@@ -490,7 +491,7 @@ func (s *memSeries) openChunkLocked(h *head, c chunks.Chunk, t int64) {
 	s.chunks = append(s.chunks, memChunk{chunk: c, minTime: t, maxTime: t})
 	h.metrics.chunks.Inc()
 	s.app = nil
-	if s.hist != nil {
-		s.hist.xor2, s.hist.happ, s.hist.fapp = nil, nil, nil
+	if s.x != nil {
+		s.x.xor2, s.x.happ, s.x.fapp = nil, nil, nil
 	}
 }

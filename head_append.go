@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
@@ -88,6 +89,10 @@ type headAppender struct {
 	// common path costs one comparison. math.MaxInt64 without
 	// MaxFutureSkew.
 	maxValidTime int64
+	// lateWindow (ms) is the out-of-order window at creation, 0 if off;
+	// lateMin is then the oldest time a late sample may have: the head's
+	// newest sample at creation minus the window (head_late.go).
+	lateWindow, lateMin int64
 
 	*appendBatch // nil until the first Append
 
@@ -107,6 +112,12 @@ func (h *head) appender() *headAppender {
 		head:         h,
 		minValidTime: max(h.appendableMinValidTime(), MinSampleTime),
 		maxValidTime: min(h.appendableMaxValidTime(), MaxSampleTime),
+	}
+	if w := h.lateWindow.Load(); w > 0 {
+		a.lateWindow, a.lateMin = w, math.MinInt64
+		if maxt := h.maxTime.Load(); maxt >= math.MinInt64+w {
+			a.lateMin = maxt - w
+		}
 	}
 	if h.trackLeakedAppenders {
 		pcs := make([]uintptr, 32)
@@ -161,6 +172,9 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	}
 	h := a.head
 	if t < a.minValidTime {
+		if a.lateWindow > 0 && t < a.lateMin {
+			return 0, a.tooOld(lset, t)
+		}
 		return 0, a.outOfBounds(lset, t)
 	}
 	if h.closed.Load() {
@@ -202,8 +216,15 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		s = nil
 	}
 	err = s.appendableLocked(b, &p)
+	late := false
+	if err == ErrOutOfOrderSample && a.lateWindow > 0 {
+		err = a.lateAppendableLocked(s, &p)
+		late = err == nil
+	}
 	if err == nil {
-		s.pendingApp, s.pendingIdx = b, int32(len(b.samples))
+		if !late {
+			s.pendingApp, s.pendingIdx = b, int32(len(b.samples))
+		}
 		s.pending++
 	}
 	s.mu.Unlock()
@@ -212,6 +233,8 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	case nil:
 	case errNoop:
 		return s.ref, nil
+	case ErrTooOldSample:
+		return 0, a.tooOld(s.lset, t)
 	case ErrOutOfOrderSample:
 		h.metrics.outOfOrder.Inc()
 		return 0, fmt.Errorf("%w: sample at %d for %s", err, t, s.lset)
@@ -225,6 +248,29 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	p.s = s
 	b.samples = append(b.samples, p)
 	return s.ref, nil
+}
+
+// lateAppendableLocked checks p, older than the series' newest sample or
+// than one the appender buffered for it, as a late sample: nil if it may
+// be added, ErrTooOldSample if it is older than the window allows, and
+// errNoop or ErrDuplicateSampleForTimestamp if the series has a sample at
+// its time (samples the appender buffered are checked at commit). Requires
+// s.mu held.
+func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) error {
+	if p.t < a.lateMin {
+		return ErrTooOldSample
+	}
+	if q, ok := s.sampleAtLocked(p.t); ok {
+		return sameTimeOrder(p, q)
+	}
+	return nil
+}
+
+// tooOld counts and describes a sample older than the out-of-order window.
+func (a *headAppender) tooOld(lset labels.Labels, t int64) error {
+	a.head.metrics.tooOld.Inc()
+	return fmt.Errorf("%w: sample at %d for %s is older than %d, the head's newest sample minus the out-of-order window of %s",
+		ErrTooOldSample, t, lset, a.lateMin, time.Duration(a.lateWindow)*time.Millisecond)
 }
 
 // outOfBounds counts and describes a sample before the appendable window.
@@ -340,6 +386,8 @@ func (a *headAppender) Commit() error {
 		reason := reasonOutOfBounds
 		switch {
 		case p.t < minValid:
+		case a.lateWindow > 0 && p.t <= s.lastTLocked():
+			reason = s.appendLateLocked(h, p, id, lowWatermark)
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:

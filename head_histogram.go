@@ -29,10 +29,11 @@ import (
 // that meets an open chunk without them cuts a new one; samples without a
 // start time may join an ST chunk (they are stored as 0).
 
-// histState is a series' state for the encodings other than XOR: native
-// histograms, and floats with start times (XOR2). It is allocated with the
-// first such sample and guarded by the series' mutex.
-type histState struct {
+// seriesExtra is the state of a series that only some series need: the
+// appenders of the encodings other than XOR (native histograms, and floats
+// with start times in XOR2), and its late samples (head_late.go). It is
+// allocated with the first such sample and guarded by the series' mutex.
+type seriesExtra struct {
 	// xor2 appends to the open chunk if it is an XOR2 chunk (floats with
 	// start times); xor2Last holds the bits of its last value.
 	xor2     *chunks.XOR2Appender
@@ -55,6 +56,9 @@ type histState struct {
 	// change of kind).
 	rangeEnd  int64
 	predicted bool
+
+	// late holds the series' late samples; nil while it has none.
+	late *lateSeries
 }
 
 // appendHistogramLocked is appendLocked for a histogram sample: exactly one
@@ -63,7 +67,7 @@ func (s *memSeries) appendHistogramLocked(h *head, st, t int64, hh *histogram.Hi
 	if t <= s.lastTLocked() {
 		return s.appendedBeforeLocked(&pendingSample{t: t, h: hh, fh: fh})
 	}
-	hs := s.histStateLocked()
+	hs := s.extraLocked()
 	var err error
 	if hh != nil {
 		err = s.appendIntHistogramLocked(h, hs, st, t, hh)
@@ -89,37 +93,37 @@ const staleNaNBits = 0x7ff0000000000002
 // head stores it, and does not cut a float chunk for the marker. Requires
 // s.mu held.
 func (s *memSeries) staleHistogramLocked(v float64) (*histogram.Histogram, *histogram.FloatHistogram) {
-	if s.hist == nil || math.Float64bits(v) != staleNaNBits {
+	if s.x == nil || math.Float64bits(v) != staleNaNBits {
 		return nil, nil
 	}
 	switch {
-	case s.hist.lastH != nil:
+	case s.x.lastH != nil:
 		return &histogram.Histogram{Sum: v}, nil
-	case s.hist.lastFH != nil:
+	case s.x.lastFH != nil:
 		return nil, &histogram.FloatHistogram{Sum: v}
 	}
 	return nil, nil
 }
 
-// histStateLocked returns s.hist, allocating it first if needed.
-func (s *memSeries) histStateLocked() *histState {
-	if s.hist == nil {
-		s.hist = &histState{}
+// extraLocked returns s.x, allocating it first if needed.
+func (s *memSeries) extraLocked() *seriesExtra {
+	if s.x == nil {
+		s.x = &seriesExtra{}
 	}
-	return s.hist
+	return s.x
 }
 
 // appendFloatLocked is appendLocked for a float sample with its start time
 // st (0 for none): the XOR2 path if st is set or the open chunk is XOR2,
 // appendLocked's otherwise. Requires s.mu held; takes no lock.
 func (s *memSeries) appendFloatLocked(h *head, st, t int64, v float64, id, lowWatermark uint64) (reason string) {
-	if st == 0 && (s.hist == nil || s.hist.xor2 == nil) {
+	if st == 0 && (s.x == nil || s.x.xor2 == nil) {
 		return s.appendLocked(h, t, v, id, lowWatermark)
 	}
 	if t <= s.lastTLocked() {
 		return s.appendedBeforeLocked(&pendingSample{t: t, v: v})
 	}
-	hs := s.histStateLocked()
+	hs := s.extraLocked()
 	if hs.xor2 == nil || t >= s.nextAt || hs.xor2.NumSamples() >= h.samplesPerChunk {
 		c := chunks.NewXOR2Chunk()
 		app, err := c.XOR2Appender()
@@ -142,7 +146,7 @@ func (s *memSeries) appendFloatLocked(h *head, st, t int64, v float64, id, lowWa
 // chunk although the open chunk is of its kind: the size rule of
 // chunks.ShouldCutHistogramChunk, with the chunk's end time predicted once
 // it has grown enough. Requires s.mu held.
-func (s *memSeries) cutHistogramLocked(hs *histState, t int64) bool {
+func (s *memSeries) cutHistogramLocked(hs *seriesExtra, t int64) bool {
 	mc := &s.chunks[len(s.chunks)-1]
 	n, size := mc.chunk.NumSamples(), len(mc.chunk.Bytes())
 	if !hs.predicted {
@@ -154,7 +158,7 @@ func (s *memSeries) cutHistogramLocked(hs *histState, t int64) bool {
 }
 
 // startHistogramChunkLocked makes c, starting at t, the open chunk.
-func (s *memSeries) startHistogramChunkLocked(h *head, hs *histState, c chunks.Chunk, t int64) {
+func (s *memSeries) startHistogramChunkLocked(h *head, hs *seriesExtra, c chunks.Chunk, t int64) {
 	s.openChunkLocked(h, c, t)
 	hs.rangeEnd = rangeEnd(t, h.chunkRange)
 	hs.predicted = false
@@ -165,7 +169,7 @@ func (s *memSeries) startHistogramChunkLocked(h *head, hs *histState, c chunks.C
 // that returned res and the chunk c: a cut chunk becomes the open one; a
 // recoded chunk replaces the open one in place (readers copy the open
 // chunk under s.mu, and the old chunk's bytes stay valid for them).
-func (s *memSeries) noteHistogramAppendLocked(h *head, hs *histState, res chunks.HistogramAppendResult, c chunks.Chunk, t int64) {
+func (s *memSeries) noteHistogramAppendLocked(h *head, hs *seriesExtra, res chunks.HistogramAppendResult, c chunks.Chunk, t int64) {
 	switch res {
 	case chunks.CutNewChunk:
 		// As in Prometheus's head, a chunk the appender cuts (a counter
@@ -181,7 +185,7 @@ func (s *memSeries) noteHistogramAppendLocked(h *head, hs *histState, res chunks
 	}
 }
 
-func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64, hh *histogram.Histogram) error {
+func (s *memSeries) appendIntHistogramLocked(h *head, hs *seriesExtra, st, t int64, hh *histogram.Histogram) error {
 	prev := hs.happ
 	if prev != nil && prev.TakesST(st) && !s.cutHistogramLocked(hs, t) {
 		res, c, app, err := prev.AppendHistogramST(st, t, hh)
@@ -201,7 +205,7 @@ func (s *memSeries) appendIntHistogramLocked(h *head, hs *histState, st, t int64
 	return nil
 }
 
-func (s *memSeries) appendFloatHistogramLocked(h *head, hs *histState, st, t int64, fh *histogram.FloatHistogram) error {
+func (s *memSeries) appendFloatHistogramLocked(h *head, hs *seriesExtra, st, t int64, fh *histogram.FloatHistogram) error {
 	prev := hs.fapp
 	if prev != nil && prev.TakesST(st) && !s.cutHistogramLocked(hs, t) {
 		res, c, app, err := prev.AppendFloatHistogramST(st, t, fh)

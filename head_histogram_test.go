@@ -449,7 +449,7 @@ func TestHeadHistogramAppenderCutKeepsPrediction(t *testing.T) {
 		s := db.head.series.getByRef(1)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return s.hist.predicted
+		return s.x.predicted
 	}
 	// Append until the first chunk's end time has been predicted.
 	var (
@@ -479,7 +479,7 @@ func TestHeadHistogramAppenderCutKeepsPrediction(t *testing.T) {
 	defer s.mu.Unlock()
 	require.Len(t, s.chunks, 2, "the counter reset cut a chunk")
 	require.Equal(t, resetT, s.chunks[1].minTime)
-	require.True(t, s.hist.predicted, "the first chunk's end was predicted, and the state carries over")
+	require.True(t, s.x.predicted, "the first chunk's end was predicted, and the state carries over")
 	require.Equal(t, rangeEnd(resetT, db.head.chunkRange), s.nextAt, "the new chunk runs to its range's end")
 }
 

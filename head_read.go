@@ -3,6 +3,7 @@ package tsdb
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -114,9 +115,8 @@ func (ss *headSeriesSet) Next() bool {
 			hs = ss.captured[ss.i]
 			ss.captured[ss.i] = nil // the set no longer holds what it returned
 			ss.i++
-			it.reset(hs)
-			if !it.next() {
-				hs, err = nil, it.Err()
+			if ok, perr := hs.positionFirst(it); !ok {
+				hs, err = nil, perr
 			}
 		} else {
 			s := ss.series[ss.i]
@@ -131,7 +131,7 @@ func (ss *headSeriesSet) Next() bool {
 			ss.scratch.Store(it)
 			continue
 		}
-		it.peeked = true
+		it.peeked = it.valid
 		hs.first, hs.set = it, ss
 		ss.cur = hs
 		return true
@@ -208,8 +208,11 @@ type headSeries struct {
 	hidden     *hiddenSamples // nil if the read sees every sample it captured
 	deleted    tombstones.Intervals
 	mint, maxt int64
-	first      *headIterator  // positioned on the first sample; handed out once
-	set        *headSeriesSet // that found the series; takes back reused iterators
+	// late are the series' late samples in [mint, maxt] the read sees,
+	// sorted by time (head_late.go); nil if none.
+	late  []lateSample
+	first *headIterator  // positioned on the first in-order sample; handed out once
+	set   *headSeriesSet // that found the series; takes back reused iterators
 }
 
 // hiddenSamples are the samples of a headSeries its read must not see.
@@ -227,18 +230,45 @@ func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Interval
 	if hs == nil {
 		return nil, nil
 	}
-	it.reset(hs)
-	if !it.next() {
-		return nil, it.Err()
+	if ok, err := hs.positionFirst(it); !ok {
+		return nil, err
 	}
 	return hs, nil
+}
+
+// positionFirst positions it on the first visible in-order sample of hs
+// and reports whether hs has a visible sample, in-order or late.
+func (hs *headSeries) positionFirst(it *headIterator) (bool, error) {
+	it.reset(hs)
+	if it.next() {
+		return true, nil
+	}
+	if err := it.Err(); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(hs.late, func(l lateSample) bool { return !hs.deleted.Contains(l.t) }), nil
+}
+
+// bounds returns the time range of what hs captured.
+func (hs *headSeries) bounds() (mint, maxt int64) {
+	mint, maxt = math.MaxInt64, math.MinInt64
+	if n := len(hs.chunks); n > 0 {
+		mint, maxt = hs.chunks[0].minTime, hs.chunks[n-1].maxTime
+	}
+	if n := len(hs.late); n > 0 {
+		mint, maxt = min(mint, hs.late[0].t), max(maxt, hs.late[n-1].t)
+	}
+	return mint, maxt
 }
 
 // captureUndeleted is capture without the series if deletions cover all
 // of what was captured; the result carries the deletions.
 func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64) *headSeries {
 	hs := s.capture(snap, mint, maxt, invBuf)
-	if hs == nil || coversAll(deleted, hs.chunks[0].minTime, hs.chunks[len(hs.chunks)-1].maxTime) {
+	if hs == nil {
+		return nil
+	}
+	if lo, hi := hs.bounds(); coversAll(deleted, lo, hi) {
 		return nil
 	}
 	hs.deleted = deleted
@@ -251,8 +281,15 @@ func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Inte
 func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint64) *headSeries {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	late := s.captureLateLocked(snap, mint, maxt)
+	onlyLate := func() *headSeries {
+		if late == nil {
+			return nil
+		}
+		return &headSeries{lset: s.lset, late: late, mint: mint, maxt: maxt}
+	}
 	if len(s.chunks) == 0 {
-		return nil
+		return onlyLate()
 	}
 	*invBuf = invisibleSamples(snap, &s.txs, s.total, (*invBuf)[:0])
 	inv := *invBuf
@@ -299,11 +336,11 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 		seen += int(n)
 	}
 	if len(captured) == 0 {
-		return nil
+		return onlyLate()
 	}
 	slices.Reverse(captured)
 
-	hs := &headSeries{lset: s.lset, chunks: captured, mint: mint, maxt: maxt}
+	hs := &headSeries{lset: s.lset, chunks: captured, late: late, mint: mint, maxt: maxt}
 	if len(inv) > 0 {
 		// Keep the indices that fall into captured chunks.
 		slices.Reverse(firsts)
@@ -315,7 +352,7 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 			}
 		}
 		if len(idx) == seen {
-			return nil // everything in range is hidden from this read
+			return onlyLate() // every in-order sample in range is hidden from this read
 		}
 		if len(idx) > 0 {
 			hs.hidden = &hiddenSamples{idx: idx, first: firsts}
@@ -329,7 +366,7 @@ func (hs *headSeries) Labels() labels.Labels { return hs.lset }
 // wholeChunks implements wholeChunker for head compaction: closed chunks
 // never change, so their bytes can go into a block as they are.
 func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []chunks.Meta) ([]chunks.Meta, int, bool) {
-	if hs.hidden != nil || len(hs.deleted) > 0 {
+	if hs.hidden != nil || len(hs.deleted) > 0 || hs.late != nil {
 		return buf, 0, false
 	}
 	n := 0
@@ -349,6 +386,17 @@ func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []c
 }
 
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	if hs.late != nil {
+		// In-order and late samples merged; no sample has the time of
+		// another (head_late.go), so the merge drops nothing.
+		it := hs.first
+		hs.first = nil
+		if it == nil {
+			it = &headIterator{}
+			it.reset(hs)
+		}
+		return newMergeIterator([]chunks.Iterator{it, &lateIterator{samples: hs.late, deleted: hs.deleted, i: -1}})
+	}
 	if it := hs.first; it != nil {
 		hs.first = nil
 		// The caller gives up reuse: let the set position the next series

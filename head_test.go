@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -58,14 +59,27 @@ type modelQuerier struct {
 // with a model of what its snapshot must show.
 func TestIsolationModel(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runIsolationModel(t, seed, 3000) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runIsolationModel(t, seed, 3000, false) })
 	}
 }
 
-func runIsolationModel(t *testing.T, seed uint64, steps int) {
+// TestIsolationModelLate is TestIsolationModel with the out-of-order
+// window on and samples often far behind their series' newest: late
+// samples (head_late.go), cut into late chunks, must be seen with their
+// commit's in-order samples or not at all.
+func TestIsolationModelLate(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runIsolationModel(t, seed, 3000, true) })
+	}
+}
+
+func runIsolationModel(t *testing.T, seed uint64, steps int, late bool) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	o := DefaultOptions()
 	o.SamplesPerChunk = 5 // cross chunk boundaries all the time
+	if late {
+		o.OutOfOrderTimeWindow = time.Hour
+	}
 	db, _ := openTestDB(t, o)
 	h := db.head
 
@@ -109,10 +123,19 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 
 	// applyModel mirrors the head applying one sample at commit time: it is
 	// dropped if the series already has a sample at or after its time.
+	// With the window on, a sample older than the newest is inserted in
+	// time order unless the series has one at its time.
 	applyModel := func(st *stepper, i int) {
 		s := st.txn.samples[i]
 		as := applied[s.series]
 		if len(as) > 0 && s.t <= as[len(as)-1].t {
+			if !late {
+				return
+			}
+			k, found := slices.BinarySearchFunc(as, s.t, func(a appliedSample, t int64) int { return cmpInt64(a.t, t) })
+			if !found {
+				applied[s.series] = slices.Insert(as, k, appliedSample{t: s.t, v: s.v, txn: st.txn})
+			}
 			return
 		}
 		applied[s.series] = append(as, appliedSample{t: s.t, v: s.v, txn: st.txn})
@@ -209,6 +232,9 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 			for n := 1 + rng.IntN(4); n > 0; n-- {
 				si := rng.IntN(nSeries)
 				ts := lastIssued[si] + int64(rng.IntN(8)) - 2
+				if late && rng.IntN(3) == 0 {
+					ts = max(0, lastIssued[si]-int64(rng.IntN(200))) // late
+				}
 				lastIssued[si] = max(lastIssued[si], ts)
 				nextValue++
 				// A third of the samples are integer and a third float
@@ -291,6 +317,17 @@ func runIsolationModel(t *testing.T, seed uint64, steps int) {
 	reads, inflight := h.iso.stats()
 	require.Zero(t, reads)
 	require.Zero(t, inflight)
+	if late {
+		cut := 0
+		h.series.refs.each(func(s *memSeries) {
+			s.mu.Lock()
+			if s.hasLateLocked() && len(s.x.late.chunks) > 0 {
+				cut++
+			}
+			s.mu.Unlock()
+		})
+		require.Positive(t, cut, "no series cut a late chunk: the model did not cover them")
+	}
 }
 
 // TestRingMemoryBounded: after 10⁶ commits with no open

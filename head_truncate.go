@@ -47,10 +47,13 @@ func (h *head) truncate(mint int64) {
 		s.mu.Lock()
 		had := len(s.chunks)
 		s.truncateChunksLocked(mint)
-		dropped += had - len(s.chunks)
+		dropped += had - len(s.chunks) + s.truncateLateLocked(mint)
+		lo, hi := s.lateBoundsLocked()
 		if n := len(s.chunks); n > 0 {
-			oldest = min(oldest, s.chunks[0].minTime)
-			newest = max(newest, s.chunks[n-1].maxTime)
+			lo, hi = min(lo, s.chunks[0].minTime), max(hi, s.chunks[n-1].maxTime)
+		}
+		if lo <= hi {
+			oldest, newest = min(oldest, lo), max(newest, hi)
 		} else if s.pending == 0 {
 			gone = append(gone, s)
 		}
@@ -101,8 +104,8 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 	}
 	if n == len(s.chunks) {
 		s.chunks, s.app, s.nextAt = nil, nil, math.MinInt64
-		if s.hist != nil {
-			s.hist.xor2, s.hist.happ, s.hist.fapp = nil, nil, nil
+		if s.x != nil {
+			s.x.xor2, s.x.happ, s.x.fapp = nil, nil, nil
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/index"
 )
 
@@ -167,10 +168,67 @@ func (r *ringIDs) checkLocked(h *head, s *memSeries) error {
 	if err != nil {
 		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
 	}
+	lateHighest, err := s.checkLateLocked(h)
+	if err != nil {
+		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
+	}
+	highest = max(highest, lateHighest)
 	if highest > r.highest {
 		r.highest, r.in = highest, s
 	}
 	return nil
+}
+
+// checkLateLocked checks the late samples of s (head_late.go) and returns
+// the highest write ID they hold: the open buffer strictly sorted by time
+// and no larger than lateOpenMax; each closed chunk with samples in
+// [minTime, maxTime] inside one block range, and one write ID per sample
+// or none; no write IDs with isolation off; a lateSeries only while it
+// holds samples. Requires s.mu held.
+func (s *memSeries) checkLateLocked(h *head) (highest uint64, err error) {
+	if !s.hasLateLocked() {
+		return 0, nil
+	}
+	l := s.x.late
+	if len(l.chunks) == 0 && len(l.open) == 0 {
+		return 0, fmt.Errorf("empty late samples kept")
+	}
+	if len(l.open) > lateOpenMax {
+		return 0, fmt.Errorf("%d late samples open, more than %d", len(l.open), lateOpenMax)
+	}
+	for i, o := range l.open {
+		if i > 0 && o.t <= l.open[i-1].t {
+			return 0, fmt.Errorf("open late samples not strictly sorted at %d", o.t)
+		}
+		highest = max(highest, o.id)
+	}
+	for _, c := range l.chunks {
+		n := c.chunk.NumSamples()
+		switch {
+		case n == 0 || c.minTime > c.maxTime:
+			return 0, fmt.Errorf("late chunk [%d, %d] with %d samples", c.minTime, c.maxTime, n)
+		case rangeEnd(c.minTime, h.chunkRange) <= c.maxTime:
+			return 0, fmt.Errorf("late chunk [%d, %d] straddles a block range boundary", c.minTime, c.maxTime)
+		case c.ids != nil && len(c.ids) != n:
+			return 0, fmt.Errorf("late chunk [%d, %d] has %d write IDs for %d samples", c.minTime, c.maxTime, len(c.ids), n)
+		}
+		it := c.chunk.Iterator(nil)
+		for it.Next() != chunks.ValNone {
+			if t := it.AtT(); t < c.minTime || t > c.maxTime {
+				return 0, fmt.Errorf("late chunk [%d, %d] holds a sample at %d", c.minTime, c.maxTime, t)
+			}
+		}
+		if err := it.Err(); err != nil {
+			return 0, fmt.Errorf("late chunk [%d, %d]: %w", c.minTime, c.maxTime, err)
+		}
+		for _, id := range c.ids {
+			highest = max(highest, id)
+		}
+	}
+	if !h.isolationOn && highest != 0 {
+		return 0, fmt.Errorf("late samples have write IDs with isolation off")
+	}
+	return highest, nil
 }
 
 // checkIssued checks that every ID seen had been handed out. The caller

@@ -43,6 +43,15 @@ import (
 // commits in flight may write the same series in either order, so a visible
 // sample can follow an invisible one; readers therefore check visibility per
 // sample inside the window (see invisibleSamples).
+//
+// Late samples (head_late.go) go into the past of their series, not at its
+// end, so they take no slot in the ring: each keeps its commit's write ID
+// with it, in the series' open late buffer and then, one ID per sample in
+// chunk order, with the late chunk it is encoded into. A read applies the
+// same visibility rule to each (lateVisible), so it sees a commit's late
+// and in-order samples together or not at all. A late chunk forgets its IDs
+// once all of them are below the low watermark (settledIDs): its samples
+// are then visible to every read, like samples before a ring's window.
 
 // inflightWrite is one commit in flight. It is embedded in the appender so
 // that beginning a commit allocates nothing.
@@ -565,6 +574,23 @@ func invisibleSamples(snap *readSnapshot, r *writeIDRing, total uint64, buf []ui
 		}
 	}
 	return buf
+}
+
+// lateVisible reports whether snap sees the i-th sample of a late chunk
+// whose write IDs are ids (nil: every sample is visible to all).
+func lateVisible(snap *readSnapshot, ids []uint64, i int) bool {
+	return ids == nil || snap.visible(ids[i])
+}
+
+// settledIDs reports whether every ID in ids is 0 or below lowWatermark,
+// so that every open and future read sees the samples they belong to.
+func settledIDs(ids []uint64, lowWatermark uint64) bool {
+	for _, id := range ids {
+		if id != 0 && id >= lowWatermark {
+			return false
+		}
+	}
+	return true
 }
 
 // newestVisible reports whether snap sees the newest sample of a series

@@ -20,6 +20,9 @@ const (
 	reasonInvalid     = "invalid"
 	// reasonTooFarInFuture: later than the wall clock plus MaxFutureSkew.
 	reasonTooFarInFuture = "too_far_in_future"
+	// reasonTooOld: older than the head's newest sample minus
+	// Options.OutOfOrderTimeWindow.
+	reasonTooOld = "too_old"
 )
 
 // headMetrics are the head's metrics. Gauges that mirror state are
@@ -35,7 +38,9 @@ type headMetrics struct {
 	// Rejections found at commit time, when another commit wrote the series
 	// first (counted under the same reasons).
 	outOfOrder, duplicate, outOfBounds, invalid prometheus.Counter
-	tooFarInFuture                              prometheus.Counter
+	tooFarInFuture, tooOld                      prometheus.Counter
+	// lateAppended counts the late samples committed (head_late.go).
+	lateAppended prometheus.Counter
 }
 
 func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *headMetrics {
@@ -57,6 +62,10 @@ func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *he
 			Name: "tsdb_head_chunks",
 			Help: "Chunks in the head.",
 		})),
+		lateAppended: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_head_late_samples_appended_total",
+			Help: "Late samples (older than their series' newest, accepted by Options.OutOfOrderTimeWindow) committed to the head; also counted in tsdb_head_samples_appended_total.",
+		})),
 		rejected: f.NewCounterVec(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_samples_rejected_total",
 			Help: "Samples rejected, by reason.",
@@ -67,6 +76,7 @@ func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *he
 	m.outOfBounds = m.rejected.WithLabelValues(reasonOutOfBounds)
 	m.invalid = m.rejected.WithLabelValues(reasonInvalid)
 	m.tooFarInFuture = m.rejected.WithLabelValues(reasonTooFarInFuture)
+	m.tooOld = m.rejected.WithLabelValues(reasonTooOld)
 
 	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
 		Name: "tsdb_head_series",

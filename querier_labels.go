@@ -90,6 +90,16 @@ const (
 // ring alone whether snap sees a sample of s in [mint, maxt], ignoring
 // deletions; maybe if that takes reading samples. The caller holds s.mu.
 func (s *memSeries) quickVisibleLocked(snap *readSnapshot, mint, maxt int64) verdict {
+	v := s.quickVisibleInOrderLocked(snap, mint, maxt)
+	if v == no && s.hasLateLocked() {
+		return maybe // the late samples may hold one
+	}
+	return v
+}
+
+// quickVisibleInOrderLocked is quickVisibleLocked for the in-order
+// samples alone.
+func (s *memSeries) quickVisibleInOrderLocked(snap *readSnapshot, mint, maxt int64) verdict {
 	if len(s.chunks) == 0 || s.lastTLocked() < mint || s.chunks[0].minTime > maxt {
 		return no
 	}

@@ -67,6 +67,15 @@ import (
 // commit applied them in per series. Float-only commits stay one Samples
 // record, as before.
 
+// What a commit with late samples writes (head_late.go). Late samples are
+// logged in their commit's sample records, next to its in-order samples,
+// so the argument above holds unchanged: a commit with in-order and late
+// samples is one Samples record or one commit group, and replays whole or
+// not at all. Replay tells late samples by their time (older than their
+// series' newest) and takes them as late ones while the out-of-order
+// window is on. (Prometheus writes late samples to a separate log, the
+// WBL, with no such guarantee; isotsdb does not write one yet.)
+
 // walScratch holds an appender's encoding buffers; the head pools them.
 type walScratch struct {
 	series  []record.RefSeries
@@ -487,6 +496,9 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
 		minValid := max(h.minValidTime.Load(), MinSampleTime)
+		// Samples older than their series' newest are late ones while the
+		// out-of-order window is on (head_late.go).
+		late := h.lateWindow.Load() > 0
 		for i := range batch {
 			smp := &batch[i]
 			if smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
@@ -501,6 +513,12 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			switch x := smp.x; {
+			case late && smp.t <= s.lastTLocked():
+				p := pendingSample{t: smp.t, v: smp.v}
+				if x != nil {
+					p.st, p.h, p.fh = x.st, x.h, x.fh
+				}
+				reason = s.appendLateLocked(h, &p, 0, 0)
 			case x == nil:
 				reason = s.appendFloatLocked(h, 0, smp.t, smp.v, 0, 0)
 			case x.h == nil && x.fh == nil:

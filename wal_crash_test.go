@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"path"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,6 +33,32 @@ type crashWorkload struct {
 	sizes []int // samples of each transaction
 	picks [][]int
 	mixed bool
+	// late: transactions write at 10k, and a quarter of the series of
+	// transaction k > 5 take a late sample at 10(k-5)+3, behind the newer
+	// samples that later transactions wrote to them; the value is k. So
+	// a commit is in-order and late samples in one record (floats only).
+	late bool
+}
+
+// timeOf returns the time of transaction k's sample in series i.
+func (w *crashWorkload) timeOf(k, i int) int64 {
+	switch {
+	case !w.late:
+		return int64(k)
+	case i%4 == 0 && k > 5:
+		return int64(10*(k-5) + 3)
+	}
+	return int64(10 * k)
+}
+
+// options returns the options the workload's DB is opened with.
+func (w *crashWorkload) options(fsys vfs.FS) *Options {
+	o := DefaultOptions()
+	o.FS = fsys
+	if w.late {
+		o.OutOfOrderTimeWindow = time.Hour
+	}
+	return o
 }
 
 // crashHistogram is the histogram of transaction k: count k, all of it in
@@ -67,7 +95,7 @@ func (w *crashWorkload) commit(db *DB, k int) error {
 		var err error
 		switch {
 		case !w.mixed || i%3 == 0:
-			_, err = app.Append(0, w.lsets[i], int64(k), float64(k))
+			_, err = app.Append(0, w.lsets[i], w.timeOf(k, i), float64(k))
 		case i%3 == 1:
 			_, err = app.AppendHistogram(0, w.lsets[i], int64(k), crashHistogram(k), nil)
 		default:
@@ -84,9 +112,7 @@ func (w *crashWorkload) commit(db *DB, k int) error {
 // It fails the test if a transaction is present only in part.
 func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present []bool) {
 	t.Helper()
-	o := DefaultOptions()
-	o.FS = fsys
-	db, err := Open("data", nil, nil, o)
+	db, err := Open("data", nil, nil, w.options(fsys))
 	require.NoError(t, err, "open after %s", what)
 	defer func() { require.NoError(t, db.Close()) }()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -95,6 +121,8 @@ func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present [
 	counts := make([]int, len(w.sizes)+1)
 	ss := q.Select(ctx, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "crash"))
 	for ss.Next() {
+		i, err := strconv.Atoi(ss.At().Labels().Get("s"))
+		require.NoError(t, err)
 		it := ss.At().Iterator(nil)
 		for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
 			var ts int64
@@ -111,10 +139,11 @@ func (w *crashWorkload) check(t *testing.T, fsys vfs.FS, what string) (present [
 				ts, fh = it.AtFloatHistogram(nil)
 				v = fh.Count
 			}
-			if float64(ts) != v || ts < 1 || int(ts) > len(w.sizes) {
-				t.Fatalf("after %s: unexpected sample (%d, %g)", what, ts, v)
+			k := int(v)
+			if float64(k) != v || k < 1 || k > len(w.sizes) || ts != w.timeOf(k, i) {
+				t.Fatalf("after %s: unexpected sample (%d, %g) in series %d", what, ts, v, i)
 			}
-			counts[ts]++
+			counts[k]++
 		}
 		require.NoError(t, it.Err())
 	}
@@ -154,18 +183,19 @@ func walSegments(t *testing.T, fsys *vfs.MemFS) []string {
 // float histograms, so that each transaction is a commit group of up to
 // four records: a cut between two of them must drop the whole transaction.
 func TestWALCrashMatrix(t *testing.T) {
-	for _, mixed := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mixed=%v", mixed), func(t *testing.T) { testWALCrashMatrix(t, mixed) })
+	for _, variant := range []string{"floats", "mixed", "late"} {
+		t.Run(variant, func(t *testing.T) { testWALCrashMatrix(t, variant) })
 	}
 }
 
-func testWALCrashMatrix(t *testing.T, mixed bool) {
+func testWALCrashMatrix(t *testing.T, variant string) {
 	const txns = 1000
 	w := newCrashWorkload(1, txns)
-	w.mixed = mixed
+	w.mixed, w.late = variant == "mixed", variant == "late"
+	mixed := w.mixed
 	fsys := vfs.NewMemFS()
-	o := DefaultOptions()
-	o.FS, o.WALSyncEveryCommit = fsys, true
+	o := w.options(fsys)
+	o.WALSyncEveryCommit = true
 	o.WALSegmentSize = 256 << 10
 	db, err := Open("data", nil, nil, o)
 	require.NoError(t, err)
@@ -173,6 +203,9 @@ func testWALCrashMatrix(t *testing.T, mixed bool) {
 		require.NoError(t, w.commit(db, k))
 	}
 	base := fsys.Crash() // every commit was fsynced: nothing is lost
+	if w.late {
+		require.Positive(t, testutilCounter(t, db.head.metrics.lateAppended), "the late variant wrote no late sample")
+	}
 	require.NoError(t, db.Close())
 
 	// The last segment with data, and where its records end.
@@ -200,7 +233,7 @@ func testWALCrashMatrix(t *testing.T, mixed bool) {
 		case record.Samples:
 			smps, err := dec.Samples(r.Record(), nil)
 			require.NoError(t, err)
-			txn = int(smps[0].T)
+			txn = int(smps[0].V)
 		case record.HistogramSamples:
 			smps, err := dec.HistogramSamples(r.Record(), nil)
 			require.NoError(t, err)
@@ -259,7 +292,7 @@ func testWALCrashMatrix(t *testing.T, mixed bool) {
 	rng := rand.New(rand.NewPCG(2, 3))
 	stride := 1
 	randomCuts, flips := 2000, 300
-	if mixed {
+	if mixed || w.late {
 		randomCuts, flips = 500, 100
 	}
 	if raceEnabled {
@@ -286,12 +319,14 @@ func testWALCrashMatrix(t *testing.T, mixed bool) {
 // commit that prefix includes every acknowledged commit.
 func TestWALCrashDropUnsynced(t *testing.T) {
 	const txns = 1000
-	w := newCrashWorkload(3, txns)
-	for _, syncEvery := range []bool{false, true} {
-		t.Run(fmt.Sprintf("syncEveryCommit=%v", syncEvery), func(t *testing.T) {
+	for _, tc := range []struct{ syncEvery, late bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("syncEveryCommit=%v/late=%v", tc.syncEvery, tc.late), func(t *testing.T) {
+			syncEvery := tc.syncEvery
+			w := newCrashWorkload(3, txns)
+			w.late = tc.late
 			fsys := vfs.NewMemFS()
-			o := DefaultOptions()
-			o.FS, o.WALSyncEveryCommit = fsys, syncEvery
+			o := w.options(fsys)
+			o.WALSyncEveryCommit = syncEvery
 			o.WALSegmentSize = 64 << 10 // cuts segments: the default policy syncs there
 			db, err := Open("data", nil, nil, o)
 			require.NoError(t, err)

@@ -31,8 +31,36 @@ func killLabels(i int) labels.Labels {
 	return labels.FromStrings(labels.MetricName, "kill", "s", strconv.Itoa(i))
 }
 
+// Batch k writes its in-order samples at 10k and, for k > killLateLag, a
+// late sample at 10(k-killLateLag)+5 to every fifth series, behind the
+// newer samples later batches wrote there: a batch is in-order and late
+// samples in one commit.
+const killLateLag = 3
+
+// killBatch returns the batch that wrote a sample at t.
+func killBatch(t int64) int {
+	if t%10 == 0 {
+		return int(t / 10)
+	}
+	return int((t-5)/10) + killLateLag
+}
+
+// killBatchSize returns the number of samples of batch k.
+func killBatchSize(k int) int {
+	if k > killLateLag {
+		return killBatchWidth + killBatchWidth/5
+	}
+	return killBatchWidth
+}
+
+func killOptions() *Options {
+	o := DefaultOptions()
+	o.OutOfOrderTimeWindow = time.Hour
+	return o
+}
+
 // TestWALKill checks durability under SIGKILL: a child process commits batches
-// of floats and histograms
+// of floats, histograms and late samples
 // with fsync at every commit and reports each one on stdout once Commit has
 // returned; the parent kills it with SIGKILL at a random moment, reopens the
 // DB and checks that every reported batch is present and none is partial.
@@ -110,7 +138,7 @@ func TestWALKill(t *testing.T) {
 // the highest one; it fails on a partial batch.
 func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 	t.Helper()
-	db, err := Open(dir, nil, nil, nil)
+	db, err := Open(dir, nil, nil, killOptions())
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -121,13 +149,13 @@ func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		for it.Next() != chunks.ValNone {
-			counts[int(it.AtT())]++
+			counts[killBatch(it.AtT())]++
 		}
 	}
 	require.NoError(t, ss.Err())
 	present = map[int]bool{}
 	for k, n := range counts {
-		require.Equal(t, killBatchWidth, n, "batch %d is partial", k)
+		require.Equal(t, killBatchSize(k), n, "batch %d is partial", k)
 		present[k] = true
 		last = max(last, k)
 	}
@@ -137,14 +165,14 @@ func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 // killChild is the child process: it continues after the last batch in
 // the DB and commits batches until it is killed (or for 30 s at most).
 func killChild(t *testing.T, dir string) {
-	o := DefaultOptions()
+	o := killOptions()
 	o.WALSyncEveryCommit = true
 	o.WALSegmentSize = 256 << 10
 	db, err := Open(dir, nil, nil, o)
 	require.NoError(t, err)
 	start := 1
 	if maxt := db.Head().MaxTime(); maxt != math.MinInt64 {
-		start = int(maxt) + 1
+		start = killBatch(maxt) + 1
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for k := start; time.Now().Before(deadline); k++ {
@@ -155,13 +183,17 @@ func killChild(t *testing.T, dir string) {
 			var err error
 			switch i % 3 {
 			case 0:
-				_, err = app.Append(0, killLabels(i), int64(k), float64(k))
+				_, err = app.Append(0, killLabels(i), int64(10*k), float64(k))
 			case 1:
-				_, err = app.AppendHistogram(0, killLabels(i), int64(k), crashHistogram(k), nil)
+				_, err = app.AppendHistogram(0, killLabels(i), int64(10*k), crashHistogram(k), nil)
 			default:
-				_, err = app.AppendHistogram(0, killLabels(i), int64(k), nil, crashHistogram(k).ToFloat())
+				_, err = app.AppendHistogram(0, killLabels(i), int64(10*k), nil, crashHistogram(k).ToFloat())
 			}
 			require.NoError(t, err)
+			if i%5 == 0 && k > killLateLag {
+				_, err = app.Append(0, killLabels(i), int64(10*(k-killLateLag)+5), float64(k))
+				require.NoError(t, err, "late sample of batch %d", k)
+			}
 		}
 		require.NoError(t, app.Commit())
 		fmt.Printf("committed %d\n", k)

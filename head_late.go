@@ -1,0 +1,381 @@
+package tsdb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/internal/tombstones"
+)
+
+// Late samples in the head.
+//
+// With Options.OutOfOrderTimeWindow set, a sample older than its series'
+// newest is accepted if it is no older than the head's newest sample minus
+// the window (and lies in the head's appendable range). Such a late sample
+// cannot go into the series' chunks, which only grow at the end; it goes
+// to the series' lateSeries instead: an open buffer of up to lateOpenMax
+// samples kept sorted by time, which is encoded into closed late chunks
+// when full. Late chunks may overlap each other and the in-order chunks in
+// time, but never straddle a block-range boundary, so truncation drops
+// them whole, like in-order chunks.
+//
+// No two samples of a series, in-order or late, share a timestamp: a late
+// sample at the time of an existing one is a no-op if it is the same
+// sample and ErrDuplicateSampleForTimestamp otherwise (sampleAtLocked looks
+// the time up in the chunk that covers it).
+//
+// Isolation. Late samples do not take slots in the series' write-ID ring,
+// which numbers samples in append order at the end of the series: each
+// keeps its commit's write ID itself (see isolation.go for the rules and
+// lateVisible). Reads capture the late samples they may see in their
+// range and merge them with the in-order samples (headSeries.late).
+//
+// The WAL logs late samples in their commit's records like any other, so
+// a commit replays whole or not at all; replay takes the samples older
+// than their series' newest as late ones while the window is on (with it
+// off they are dropped, as they always were: such a sample was logged by a
+// commit that lost a race for the series and was never applied).
+
+// lateOpenMax is the number of samples of a series' open late buffer; the
+// next late sample encodes them into chunks.
+const lateOpenMax = 32
+
+// lateSeries is a series' late samples. It is guarded by the series' lock.
+type lateSeries struct {
+	// chunks are closed late chunks, in the order they were cut. Readers
+	// may keep their chunk after dropping the series lock (it never
+	// changes); truncation replaces the slice.
+	chunks []lateChunk
+	// open holds the newest late samples, sorted by time.
+	open []lateSample
+}
+
+// lateChunk is an encoded run of late samples within one block range.
+type lateChunk struct {
+	chunk            chunks.Chunk
+	minTime, maxTime int64
+	// ids are the write IDs of its samples in chunk order; nil once every
+	// one of them is visible to all reads (see settledIDs).
+	ids []uint64
+}
+
+// lateSample is a late sample in the open buffer, or captured by a read:
+// the float v unless h or fh is set, and its commit's write ID.
+type lateSample struct {
+	t, st int64
+	v     float64
+	h     *histogram.Histogram
+	fh    *histogram.FloatHistogram
+	id    uint64
+}
+
+// hasLateLocked reports whether the series holds late samples. Requires
+// s.mu held.
+func (s *memSeries) hasLateLocked() bool {
+	return s.x != nil && s.x.late != nil
+}
+
+// appendLateLocked adds p, a committed sample no later than the series'
+// newest, as a late sample with write ID id. It returns "" if p was added
+// or is already there (the same sample at the same time), else the reason
+// it is dropped. Requires s.mu held; takes no lock.
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64) (reason string) {
+	if q, ok := s.sampleAtLocked(p.t); ok {
+		if sameTimeOrder(p, q) == errNoop {
+			return ""
+		}
+		return reasonDuplicate
+	}
+	l := s.extraLocked().late
+	if l == nil {
+		l = &lateSeries{}
+		s.x.late = l
+	}
+	if len(l.open) >= lateOpenMax {
+		l.cut(h, lowWatermark)
+	}
+	if !h.isolationOn {
+		id = 0 // every read sees everything: no ID to keep
+	}
+	ls := lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id}
+	i, _ := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
+	l.open = slices.Insert(l.open, i, ls)
+	h.metrics.lateAppended.Inc()
+	return ""
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// cut encodes the open buffer into closed chunks, one run per block range
+// (and more where the kind of sample changes or a histogram chunk is cut),
+// and forgets the write IDs of the chunks whose samples every read sees.
+func (l *lateSeries) cut(h *head, lowWatermark uint64) {
+	for i := range l.chunks {
+		if c := &l.chunks[i]; c.ids != nil && settledIDs(c.ids, lowWatermark) {
+			c.ids = nil
+		}
+	}
+	open, had := l.open, len(l.chunks)
+	for len(open) > 0 {
+		end := rangeEnd(open[0].t, h.chunkRange)
+		n := 1
+		for n < len(open) && open[n].t < end {
+			n++
+		}
+		l.chunks = append(l.chunks, encodeLate(open[:n], lowWatermark, h.samplesPerChunk)...)
+		open = open[n:]
+	}
+	h.metrics.chunks.Add(float64(len(l.chunks) - had))
+	clear(l.open)
+	l.open = l.open[:0]
+}
+
+// encodeLate encodes samples, sorted by time and within one block range,
+// into chunks as a block would hold them (see reencode).
+func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) []lateChunk {
+	meta := BlockMeta{MinTime: samples[0].t, MaxTime: samples[len(samples)-1].t + 1}
+	metas, err := reencode(&lateIterator{samples: samples, i: -1}, &meta, samplesPerChunk, nil)
+	if err != nil {
+		// The samples were validated when they were appended.
+		panic(fmt.Sprintf("tsdb: encode late samples: %v", err))
+	}
+	out := make([]lateChunk, len(metas))
+	ids := make([]uint64, len(samples))
+	for i := range samples {
+		ids[i] = samples[i].id
+	}
+	for i, m := range metas {
+		n := m.Chunk.NumSamples()
+		out[i] = lateChunk{chunk: m.Chunk, minTime: m.MinTime, maxTime: m.MaxTime}
+		if !settledIDs(ids[:n], lowWatermark) {
+			out[i].ids = ids[:n:n]
+		}
+		ids = ids[n:]
+	}
+	return out
+}
+
+// sampleAtLocked returns the series' sample at t, in-order or late, if it
+// has one. Requires s.mu held.
+func (s *memSeries) sampleAtLocked(t int64) (*pendingSample, bool) {
+	i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
+	if i < len(s.chunks) && s.chunks[i].minTime <= t {
+		if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
+			return p, true
+		}
+	}
+	if !s.hasLateLocked() {
+		return nil, false
+	}
+	l := s.x.late
+	if j, ok := slices.BinarySearchFunc(l.open, t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) }); ok {
+		o := &l.open[j]
+		return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
+	}
+	for j := range l.chunks {
+		if c := &l.chunks[j]; c.minTime <= t && t <= c.maxTime {
+			if p, ok := chunkSampleAt(c.chunk, t); ok {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// chunkSampleAt returns the sample of c at t, if it has one. The caller
+// holds the lock of c's series if c is open.
+func chunkSampleAt(c chunks.Chunk, t int64) (*pendingSample, bool) {
+	it := c.Iterator(nil)
+	vt := it.Seek(t)
+	if vt == chunks.ValNone || it.AtT() != t {
+		return nil, false
+	}
+	p := &pendingSample{t: t, st: it.AtST()}
+	switch vt {
+	case chunks.ValFloat:
+		_, p.v = it.At()
+	case chunks.ValHistogram:
+		_, p.h = it.AtHistogram(nil)
+	default:
+		_, p.fh = it.AtFloatHistogram(nil)
+	}
+	return p, true
+}
+
+// truncateLateLocked drops the late samples before mint and returns the
+// number of chunks dropped. Chunks never straddle mint, a block-range
+// boundary. Requires s.mu held.
+func (s *memSeries) truncateLateLocked(mint int64) int {
+	if !s.hasLateLocked() {
+		return 0
+	}
+	l := s.x.late
+	keep := make([]lateChunk, 0, len(l.chunks))
+	for _, c := range l.chunks {
+		if c.maxTime >= mint {
+			keep = append(keep, c)
+		}
+	}
+	dropped := len(l.chunks) - len(keep)
+	l.chunks = keep
+	l.open = slices.DeleteFunc(l.open, func(o lateSample) bool { return o.t < mint })
+	if len(l.chunks) == 0 && len(l.open) == 0 {
+		s.x.late = nil
+	}
+	return dropped
+}
+
+// captureLateLocked returns the late samples of the series in [mint, maxt]
+// that snap sees, sorted by time. Requires s.mu held.
+func (s *memSeries) captureLateLocked(snap *readSnapshot, mint, maxt int64) []lateSample {
+	if !s.hasLateLocked() {
+		return nil
+	}
+	l := s.x.late
+	var out []lateSample
+	for _, c := range l.chunks {
+		if c.maxTime < mint || c.minTime > maxt {
+			continue
+		}
+		it := c.chunk.Iterator(nil)
+		for j := 0; ; j++ {
+			vt := it.Next()
+			if vt == chunks.ValNone {
+				break
+			}
+			t := it.AtT()
+			if t < mint || t > maxt || !lateVisible(snap, c.ids, j) {
+				continue
+			}
+			ls := lateSample{t: t, st: it.AtST()}
+			switch vt {
+			case chunks.ValFloat:
+				_, ls.v = it.At()
+			case chunks.ValHistogram:
+				_, ls.h = it.AtHistogram(nil)
+			default:
+				_, ls.fh = it.AtFloatHistogram(nil)
+			}
+			out = append(out, ls)
+		}
+	}
+	for _, o := range l.open {
+		if o.t >= mint && o.t <= maxt && snap.visible(o.id) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b lateSample) int { return cmpInt64(a.t, b.t) })
+	return out
+}
+
+// lateBoundsLocked returns the time range of the series' late samples;
+// math.MaxInt64, math.MinInt64 if it has none. Requires s.mu held.
+func (s *memSeries) lateBoundsLocked() (mint, maxt int64) {
+	mint, maxt = math.MaxInt64, math.MinInt64
+	if !s.hasLateLocked() {
+		return mint, maxt
+	}
+	l := s.x.late
+	for _, c := range l.chunks {
+		mint, maxt = min(mint, c.minTime), max(maxt, c.maxTime)
+	}
+	if n := len(l.open); n > 0 {
+		mint, maxt = min(mint, l.open[0].t), max(maxt, l.open[n-1].t)
+	}
+	return mint, maxt
+}
+
+// lateIterator iterates late samples sorted by time, skipping those in
+// deleted. It never fails.
+type lateIterator struct {
+	samples []lateSample
+	deleted tombstones.Intervals
+	i       int
+}
+
+func (it *lateIterator) Next() chunks.ValueType {
+	for it.i++; it.i < len(it.samples); it.i++ {
+		if !it.deleted.Contains(it.samples[it.i].t) {
+			return it.cur()
+		}
+	}
+	it.i = len(it.samples)
+	return chunks.ValNone
+}
+
+func (it *lateIterator) Seek(t millis) chunks.ValueType {
+	if it.i >= 0 && it.i < len(it.samples) && it.samples[it.i].t >= t {
+		return it.cur()
+	}
+	for it.i < len(it.samples) && (it.i < 0 || it.samples[it.i].t < t) {
+		if it.Next() == chunks.ValNone {
+			return chunks.ValNone
+		}
+	}
+	return it.cur()
+}
+
+func (it *lateIterator) cur() chunks.ValueType {
+	if it.i < 0 || it.i >= len(it.samples) {
+		return chunks.ValNone
+	}
+	switch s := &it.samples[it.i]; {
+	case s.h != nil:
+		return chunks.ValHistogram
+	case s.fh != nil:
+		return chunks.ValFloatHistogram
+	}
+	return chunks.ValFloat
+}
+
+func (it *lateIterator) At() (int64, float64) {
+	if vt := it.cur(); vt != chunks.ValFloat {
+		panic(wrongValueType("At", vt))
+	}
+	s := &it.samples[it.i]
+	return s.t, s.v
+}
+
+func (it *lateIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	if vt := it.cur(); vt != chunks.ValHistogram {
+		panic(wrongValueType("AtHistogram", vt))
+	}
+	s := &it.samples[it.i]
+	if h == nil {
+		return s.t, s.h.Copy()
+	}
+	*h = *s.h.Copy()
+	return s.t, h
+}
+
+func (it *lateIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	var src *histogram.FloatHistogram
+	switch s := &it.samples[it.i]; it.cur() {
+	case chunks.ValHistogram:
+		src = s.h.ToFloat()
+	case chunks.ValFloatHistogram:
+		src = s.fh.Copy()
+	default:
+		panic(wrongValueType("AtFloatHistogram", it.cur()))
+	}
+	if fh == nil {
+		return it.samples[it.i].t, src
+	}
+	*fh = *src
+	return it.samples[it.i].t, fh
+}
+
+func (it *lateIterator) AtT() int64  { return it.samples[it.i].t }
+func (it *lateIterator) AtST() int64 { return it.samples[it.i].st }
+func (it *lateIterator) Err() error  { return nil }
