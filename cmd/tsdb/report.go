@@ -78,13 +78,20 @@ func writeReport(w io.Writer, res *benchResult) error {
 	if !cfg.isolation {
 		verdict = "expected > 0 without isolation"
 	}
-	writeTable(&b, []align{left, right, left}, [][]string{
+	crows := [][]string{
 		{"commits", humanize.Comma(c.commits), ""},
 		{"reads", humanize.Comma(c.reads), ""},
 		{"partial reads", humanize.Comma(c.partial), verdict},
 		{"backwards reads", humanize.Comma(c.backwards), "must be 0"},
 		{"wrong values", humanize.Comma(c.wrongValues), "must be 0"},
-	})
+	}
+	if c.lateFrac > 0 {
+		crows = append(crows,
+			[]string{"late samples", humanize.Comma(c.lateSamples),
+				fmt.Sprintf("%s of each scrape; seen with their commit or not at all", formatPercent(c.lateFrac))},
+			[]string{"late rejected", humanize.Comma(c.lateRejected), "not expected by the readers"})
+	}
+	writeTable(&b, []align{left, right, left}, crows)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	tsdb "github.com/isotsdb/tsdb"
@@ -33,8 +34,9 @@ const (
 	// asks for a window that works fully.
 	defaultOOOWindow = 30 * time.Minute
 	// Late schedules' random streams, apart from the value generators'
-	// (stream = target index).
+	// (stream = target index) and from each other.
 	lateStreamIngest = 1 << 62
+	lateStreamCheck  = 1<<62 + 1<<61
 )
 
 // lateSample is a sample held back by a lateSchedule.
@@ -233,6 +235,49 @@ func (t *target) scrapeLate(ctx context.Context, db *tsdb.DB, ts int64) (int, la
 		func(i int) float64 { return t.vals[i] },
 		func(l *lateSample) float64 { return l.v }, nil)
 	return len(t.series) - len(p.held) + c.written, c, err
+}
+
+// commitLateConstant commits the next scrape of sched, at time ts, with
+// value v in every sample, in-order or late: the read-while-write check's
+// commits in late mode. The late samples the head rejects are recorded in
+// rejects before the commit, so that readers do not expect them.
+func (t *target) commitLateConstant(ctx context.Context, db *tsdb.DB, sched *lateSchedule, rejects *lateRejects,
+	ts int64, v float64) (lateCounts, error) {
+	p := sched.next(ts, nil)
+	return t.commitPlanned(ctx, db, &p, ts, func(int) float64 { return v }, func(*lateSample) float64 { return v },
+		func(l *lateSample) { rejects.add(p.round, *l) })
+}
+
+// lateRejects records the late samples the head rejected, by commit, for
+// the readers of the read-while-write check. It is safe for concurrent
+// use.
+type lateRejects struct {
+	mu sync.Mutex // protects the fields below
+	m  map[int][]lateSample
+}
+
+func (r *lateRejects) add(commit int, l lateSample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[int][]lateSample{}
+	}
+	r.m[commit] = append(r.m[commit], l)
+}
+
+// of returns the late samples of commit that the head rejected. All are
+// known once the commit has begun to apply: they are added before it.
+func (r *lateRejects) of(commit int) []lateSample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.m[commit])
+}
+
+// without removes rejected from p's late samples.
+func (p *commitPlan) without(rejected []lateSample) {
+	p.late = slices.DeleteFunc(p.late, func(l lateSample) bool {
+		return slices.ContainsFunc(rejected, func(r lateSample) bool { return r.series == l.series && r.round == l.round })
+	})
 }
 
 // flushLate commits the late samples t still holds, if any, in one commit

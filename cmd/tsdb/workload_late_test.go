@@ -103,6 +103,26 @@ func TestLateWorkload(t *testing.T) {
 	require.True(t, differ, "another seed must give other plans")
 }
 
+// TestLateScheduleNoValues checks the schedule of the read-while-write
+// check: no values, and a fraction of 0 holds nothing back.
+func TestLateScheduleNoValues(t *testing.T) {
+	s := newLateSchedule(0, 10, 1, lateStreamCheck)
+	for r := range 50 {
+		p := s.next(int64(r), nil)
+		require.Empty(t, p.held)
+		require.Empty(t, p.late)
+		require.Equal(t, 10, p.samplesFrom(0, 10))
+	}
+	s = newLateSchedule(0.5, 10, 1, lateStreamCheck)
+	for r := range 50 {
+		p := s.next(int64(r), nil)
+		for _, l := range p.late {
+			require.Zero(t, l.v)
+		}
+		require.Equal(t, 10-len(p.held)+len(p.late), p.samplesFrom(0, 10))
+	}
+}
+
 func TestOutOfOrderWindow(t *testing.T) {
 	for _, c := range []struct {
 		cfg  benchWriteConfig
