@@ -167,6 +167,11 @@ func TestBenchWriteErrors(t *testing.T) {
 		{"zero writers", []string{"bench", "write", "--writers", "0"}, exitError, "--writers must be at least 1"},
 		{"zero readers", []string{"bench", "write", "--readers", "0"}, exitError, "--readers must be at least 1"},
 		{"zero check", []string{"bench", "write", "--check-duration", "0s"}, exitError, "--check-duration must be positive"},
+		{"negative late-frac", []string{"bench", "write", "--late-frac=-0.1"}, exitError, "--late-frac must be at least 0 and below 1"},
+		{"late-frac 1", []string{"bench", "write", "--late-frac", "1"}, exitError, "--late-frac must be at least 0 and below 1"},
+		{"NaN late-frac", []string{"bench", "write", "--late-frac", "NaN"}, exitError, "--late-frac must be at least 0 and below 1"},
+		{"negative window", []string{"bench", "write", "--ooo-window=-1m"}, exitError, "--ooo-window must not be negative"},
+		{"bad window", smallBench("--ooo-window", "soon"), exitUsage, "invalid duration"},
 		{"missing file", []string{"bench", "write", "--series-file", "nope.json"}, exitError, "does not exist"},
 		{"bad json", []string{"bench", "write", "--series-file", bad, "--series", "2"}, exitError, "line 2"},
 		{"short file", []string{"bench", "write", "--series-file", short, "--series", "10"}, exitError, "holds 2 distinct label sets"},
@@ -186,7 +191,8 @@ func TestBenchWriteErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	code, stdout, _ := runCLI(t, "bench", "write", "--help")
 	require.Equal(t, exitOK, code)
-	for _, flag := range []string{"--out", "--series-file", "--series", "--rounds", "--writers", "--isolation=true|false", "--cpuprofile", "--memprofile"} {
+	for _, flag := range []string{"--out", "--series-file", "--series", "--rounds", "--writers", "--isolation=true|false",
+		"--late-frac", "--ooo-window=30m", "--cpuprofile", "--memprofile"} {
 		require.Contains(t, stdout, flag)
 	}
 }

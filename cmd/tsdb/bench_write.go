@@ -36,6 +36,9 @@ type benchWriteConfig struct {
 	isolation      bool          // Options.IsolationDisabled = !isolation
 	walCompression bool          // Options.WALCompression
 	checkDuration  time.Duration // length of the read-while-write check
+	lateFrac       float64       // fraction of samples that arrive late; 0: none
+	oooWindow      time.Duration // --ooo-window, if oooWindowSet
+	oooWindowSet   bool          // --ooo-window was given
 	seed           uint64        // seeds the value generators
 	queries        []string      // extra selectors to time
 	cpuProfile     string        // CPU profile of the ingestion, if set
@@ -62,6 +65,11 @@ type benchResult struct {
 	check         readCheckResult
 	sampleTimeMin int64
 	sampleTimeMax int64
+
+	// Late mode: late samples written and rejected during ingestion,
+	// and why the first rejected one was.
+	lateWritten, lateRejected int64
+	firstLateRejection        error
 }
 
 // runBenchWrite runs the benchmark and prints its report to stdout;
@@ -102,6 +110,11 @@ func benchWrite(ctx context.Context, cfg benchWriteConfig, stderr io.Writer) (re
 	}
 	targets := newTargets(sets, cfg.seed)
 	res.targets = len(targets)
+	if cfg.lateFrac > 0 {
+		for _, t := range targets {
+			t.enableLate(cfg.lateFrac, cfg.seed)
+		}
+	}
 
 	dir, cleanup, err := dataDir(cfg.out)
 	if err != nil {
@@ -112,6 +125,7 @@ func benchWrite(ctx context.Context, cfg benchWriteConfig, stderr io.Writer) (re
 	opts := tsdb.DefaultOptions()
 	opts.IsolationDisabled = !cfg.isolation
 	opts.WALCompression = cfg.walCompression
+	opts.OutOfOrderTimeWindow = cfg.outOfOrderWindow()
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := tsdb.Open(dir, logger, nil, opts)
 	if err != nil {
@@ -130,6 +144,10 @@ func benchWrite(ctx context.Context, cfg benchWriteConfig, stderr io.Writer) (re
 
 	if err := ingest(ctx, db, targets, start, cfg, res, stderr); err != nil {
 		return nil, err
+	}
+	if res.firstLateRejection != nil {
+		fmt.Fprintf(stderr, "tsdb bench write: warning: %d late samples rejected, the first: %v\n",
+			res.lateRejected, res.firstLateRejection)
 	}
 	res.headSeries = db.Head().NumSeries()
 	// Let compaction catch up, so that the disk figures do not depend on
@@ -181,8 +199,24 @@ func (cfg *benchWriteConfig) validate() error {
 		return fmt.Errorf("--readers must be at least 1, not %d", cfg.readers)
 	case cfg.checkDuration <= 0:
 		return fmt.Errorf("--check-duration must be positive, not %v", cfg.checkDuration)
+	case !(cfg.lateFrac >= 0 && cfg.lateFrac < 1):
+		return fmt.Errorf("--late-frac must be at least 0 and below 1, not %v", cfg.lateFrac)
+	case cfg.oooWindow < 0:
+		return fmt.Errorf("--ooo-window must not be negative, not %v", cfg.oooWindow)
 	}
 	return nil
+}
+
+// outOfOrderWindow is the run's Options.OutOfOrderTimeWindow: --ooo-window
+// if given, else defaultOOOWindow in late mode and 0 (off) otherwise.
+func (cfg *benchWriteConfig) outOfOrderWindow() time.Duration {
+	switch {
+	case cfg.oooWindowSet:
+		return cfg.oooWindow
+	case cfg.lateFrac > 0:
+		return defaultOOOWindow
+	}
+	return 0
 }
 
 // dataDir returns the directory to run in and a function that removes it
@@ -210,6 +244,9 @@ func dataDir(out string) (string, func() error, error) {
 // round, with cfg.writers goroutines taking targets from a shared counter.
 // Rounds are separated by a barrier, so a target's scrapes are committed in
 // time order and at most one goroutine touches a target at a time.
+// In late mode (cfg.lateFrac > 0) each commit holds the scrape's samples
+// but the held ones, and the late samples due (workload_late.go); one more
+// commit per target after the last round appends the samples still held.
 func ingest(ctx context.Context, db *tsdb.DB, targets []*target, start int64, cfg benchWriteConfig, res *benchResult, stderr io.Writer) (err error) {
 	total := int64(0)
 	for _, t := range targets {
@@ -239,32 +276,54 @@ func ingest(ctx context.Context, db *tsdb.DB, targets []*target, start int64, cf
 		}()
 	}
 
+	// Late mode: late samples counted by every writer.
+	var lateWritten, lateRejected atomic.Int64
+	var firstRejection atomic.Pointer[error]
+	countLate := func(c lateCounts) {
+		lateWritten.Add(int64(c.written))
+		lateRejected.Add(int64(c.rejected))
+		if c.firstRejection != nil {
+			firstRejection.CompareAndSwap(nil, &c.firstRejection)
+		}
+	}
+	defer func() {
+		res.lateWritten, res.lateRejected = lateWritten.Load(), lateRejected.Load()
+		if p := firstRejection.Load(); p != nil {
+			res.firstLateRejection = *p
+		}
+	}()
+
 	cpu0, cpuKnown := processCPUTime()
 	t0 := time.Now()
 	for round := 0; round < cfg.rounds; round++ {
 		base := start + int64(round)*scrapeInterval
-		var next atomic.Int64
-		g, gctx := errgroup.WithContext(ctx)
-		for range min(cfg.writers, len(targets)) {
-			g.Go(func() error {
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= len(targets) {
-						return nil
-					}
-					if err := gctx.Err(); err != nil {
-						return err
-					}
-					t := targets[i]
-					if err := t.scrape(gctx, db, base+t.offset); err != nil {
-						return err
-					}
-					done.Add(int64(len(t.series)))
+		err := forEachTarget(ctx, targets, cfg.writers, func(ctx context.Context, t *target) error {
+			if t.late == nil {
+				if err := t.scrape(ctx, db, base+t.offset); err != nil {
+					return err
 				}
-			})
-		}
-		if err := g.Wait(); err != nil {
+				done.Add(int64(len(t.series)))
+				return nil
+			}
+			n, c, err := t.scrapeLate(ctx, db, base+t.offset)
+			countLate(c)
+			done.Add(int64(n))
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("ingest round %d: %w", round, err)
+		}
+	}
+	if cfg.lateFrac > 0 {
+		// The samples still held arrive after the last scrape.
+		err := forEachTarget(ctx, targets, cfg.writers, func(ctx context.Context, t *target) error {
+			c, err := t.flushLate(ctx, db)
+			countLate(c)
+			done.Add(int64(c.written))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("ingest the last late samples: %w", err)
 		}
 	}
 	res.wall = time.Since(t0)
@@ -272,6 +331,32 @@ func ingest(ctx context.Context, db *tsdb.DB, targets []*target, start int64, cf
 	res.cpu, res.cpuKnown = cpu1-cpu0, cpuKnown
 	res.samples = done.Load()
 	return nil
+}
+
+// forEachTarget calls fn for every target, from up to writers goroutines
+// that take targets from a shared counter; fn is never called twice at once
+// for one target. It returns the first error, after the calls under way
+// have returned.
+func forEachTarget(ctx context.Context, targets []*target, writers int, fn func(context.Context, *target) error) error {
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range min(writers, len(targets)) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(targets) {
+					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				if err := fn(gctx, targets[i]); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
 }
 
 func writeHeapProfile(path string) error {

@@ -97,7 +97,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Default("false").PlaceHolder("true|false").SetValue(boolValue{&cfg.walCompression})
 	benchWriteCmd.Flag("check-duration", "Length of the read-while-write check.").
 		Default("3s").DurationVar(&cfg.checkDuration)
-	benchWriteCmd.Flag("seed", "Seed of the generated sample values.").
+	benchWriteCmd.Flag("late-frac", "Fraction of every scrape's samples that arrive late: appended 1 to 10 scrapes later, "+
+		"in a later scrape's commit (also in the read-while-write check). 0: none.").
+		Default("0").Float64Var(&cfg.lateFrac)
+	benchWriteCmd.Flag("ooo-window", "Options.OutOfOrderTimeWindow: how far behind the newest sample late samples are accepted. "+
+		"Default: 30m with --late-frac, else 0 (off).").
+		PlaceHolder("30m").IsSetByUser(&cfg.oooWindowSet).DurationVar(&cfg.oooWindow)
+	benchWriteCmd.Flag("seed", "Seed of the generated sample values (and of which samples arrive late).").
 		Default("1").Uint64Var(&cfg.seed)
 	benchWriteCmd.Flag("query", "Extra series selector to time, e.g. 'up{job=\"api\"}' (repeatable).").
 		StringsVar(&cfg.queries)

@@ -36,6 +36,9 @@ import (
 // target is half applied sees a partial read; writers that never pause and
 // readers that never pause make that frequent. Wrong values mean broken
 // storage whatever the isolation setting.
+//
+// With --late-frac the commits also carry late samples, and readers judge
+// whole commits instead of newest samples: see readcheck_late.go.
 
 // readCheckResult is the outcome of the read-while-write check.
 type readCheckResult struct {
@@ -48,6 +51,9 @@ type readCheckResult struct {
 	partial         int64
 	backwards       int64
 	wrongValues     int64
+	lateFrac        float64 // cfg.lateFrac: 0 is the in-order check
+	lateSamples     int64   // late samples written (late mode)
+	lateRejected    int64   // late samples the head rejected (late mode)
 }
 
 // failure describes what went wrong in the check, or returns "" if
@@ -76,6 +82,24 @@ func readCheck(ctx context.Context, db *tsdb.DB, targets []*target, checkStart i
 		writers:         len(checked),
 		readers:         cfg.readers,
 		seriesPerTarget: len(checked[0].series),
+		lateFrac:        cfg.lateFrac,
+	}
+	// Late mode: every target's writer follows a schedule of its own,
+	// which its readers replay, and records the late samples the head
+	// rejects; begun counts the commits begun, of every target.
+	var (
+		scheds                           []*lateSchedule
+		rejects                          []*lateRejects
+		begun, lateSamples, lateRejected atomic.Int64
+	)
+	newSched := func(t *target) *lateSchedule {
+		return newLateSchedule(cfg.lateFrac, len(t.series), cfg.seed, lateStreamCheck+uint64(t.index))
+	}
+	if cfg.lateFrac > 0 {
+		for _, t := range checked {
+			scheds = append(scheds, newSched(t))
+			rejects = append(rejects, &lateRejects{})
+		}
 	}
 	var commits, reads, partial, backwards, wrong atomic.Int64
 	deadline := time.Now().Add(cfg.checkDuration)
@@ -85,10 +109,21 @@ func readCheck(ctx context.Context, db *tsdb.DB, targets []*target, checkStart i
 		// head accepts samples only within an hour (240 scrapes) of its
 		// newest, so no writer may run ahead of the others.
 		for k := int64(0); time.Now().Before(deadline); k++ {
+			begun.Store(k + 1)
 			wg, wctx := errgroup.WithContext(gctx)
-			for _, t := range checked {
+			for i, t := range checked {
+				ts := checkStart + k*scrapeInterval
+				if scheds == nil {
+					wg.Go(func() error {
+						return t.scrapeConstant(wctx, db, ts, float64(k))
+					})
+					continue
+				}
 				wg.Go(func() error {
-					return t.scrapeConstant(wctx, db, checkStart+k*scrapeInterval, float64(k))
+					c, err := t.commitLateConstant(wctx, db, scheds[i], rejects[i], ts, float64(k))
+					lateSamples.Add(int64(c.written))
+					lateRejected.Add(int64(c.rejected))
+					return err
 				})
 			}
 			if err := wg.Wait(); err != nil {
@@ -99,10 +134,16 @@ func readCheck(ctx context.Context, db *tsdb.DB, targets []*target, checkStart i
 		return nil
 	})
 	for r := range cfg.readers {
-		t := checked[r%len(checked)]
+		ti := r % len(checked)
+		t := checked[ti]
 		sel := []*labels.Matcher{{Type: labels.MatchEqual, Name: "instance", Value: t.instance}}
+		var rd interface {
+			read(context.Context) (readOutcome, error)
+		} = &checkReader{db: db, sel: sel, want: len(t.series), checkStart: checkStart, last: noSample, seen: noSample}
+		if scheds != nil {
+			rd = newLateCheckReader(db, t, checkStart, newSched(t), rejects[ti], &begun)
+		}
 		g.Go(func() error {
-			rd := checkReader{db: db, sel: sel, want: len(t.series), checkStart: checkStart, last: noSample, seen: noSample}
 			for time.Now().Before(deadline) {
 				if err := gctx.Err(); err != nil {
 					return err
@@ -124,6 +165,7 @@ func readCheck(ctx context.Context, db *tsdb.DB, targets []*target, checkStart i
 	}
 	res.commits, res.reads = commits.Load(), reads.Load()
 	res.partial, res.backwards, res.wrongValues = partial.Load(), backwards.Load(), wrong.Load()
+	res.lateSamples, res.lateRejected = lateSamples.Load(), lateRejected.Load()
 	return res, nil
 }
 

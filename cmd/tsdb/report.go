@@ -23,6 +23,13 @@ func writeReport(w io.Writer, res *benchResult) error {
 		humanize.Comma(int64(cfg.series)), plural(res.targets, "target"), seriesPerTarget,
 		plural(cfg.rounds, "scrape"), time.Duration(scrapeInterval)*time.Millisecond,
 		plural(cfg.writers, "writer"), iso)
+	switch w := cfg.outOfOrderWindow(); {
+	case cfg.lateFrac > 0:
+		fmt.Fprintf(&b, "late samples: %s of each scrape, 1 to %d scrapes late; out-of-order window %v\n",
+			formatPercent(cfg.lateFrac), maxLateDelay, w)
+	case w > 0:
+		fmt.Fprintf(&b, "late samples: none; out-of-order window %v\n", w)
+	}
 
 	b.WriteString("\ningestion\n")
 	cpu := "n/a"
@@ -37,7 +44,7 @@ func writeReport(w io.Writer, res *benchResult) error {
 	if res.samples > 0 {
 		bytesPerSample = fmt.Sprintf("%.2f", float64(res.disk.total)/float64(res.samples))
 	}
-	writeTable(&b, []align{left, right, left}, [][]string{
+	rows := [][]string{
 		{"samples", humanize.Comma(res.samples), ""},
 		{"series", humanize.Comma(res.headSeries), ""},
 		{"wall time", formatDuration(res.wall), ""},
@@ -48,15 +55,21 @@ func writeReport(w io.Writer, res *benchResult) error {
 		{"heap per series", perSeries, "after compaction and GC"},
 		{"on disk", humanize.IBytes(uint64(res.disk.total)), res.disk.describe()},
 		{"bytes per sample", bytesPerSample, "on disk"},
-	})
+	}
+	if cfg.lateFrac > 0 {
+		rows = append(rows,
+			[]string{"late samples written", humanize.Comma(res.lateWritten), "counted in samples"},
+			[]string{"late samples rejected", humanize.Comma(res.lateRejected), "too old, out of bounds or out of order"})
+	}
+	writeTable(&b, []align{left, right, left}, rows)
 
 	fmt.Fprintf(&b, "\nqueries (whole time range, median of %d runs)\n", queryRuns)
-	rows := [][]string{{"query", "selector", "series", "samples", "latency"}}
+	qrows := [][]string{{"query", "selector", "series", "samples", "latency"}}
 	for _, r := range res.queryResults {
-		rows = append(rows, []string{r.q.what, r.q.selector, humanize.Comma(int64(r.series)),
+		qrows = append(qrows, []string{r.q.what, r.q.selector, humanize.Comma(int64(r.series)),
 			humanize.Comma(r.samples), formatDuration(r.latency)})
 	}
-	writeTable(&b, []align{left, left, right, right, right}, rows)
+	writeTable(&b, []align{left, left, right, right, right}, qrows)
 
 	c := res.check
 	fmt.Fprintf(&b, "\nread-while-write check (%v, %s of %d series, %s)\n",
@@ -65,13 +78,20 @@ func writeReport(w io.Writer, res *benchResult) error {
 	if !cfg.isolation {
 		verdict = "expected > 0 without isolation"
 	}
-	writeTable(&b, []align{left, right, left}, [][]string{
+	crows := [][]string{
 		{"commits", humanize.Comma(c.commits), ""},
 		{"reads", humanize.Comma(c.reads), ""},
 		{"partial reads", humanize.Comma(c.partial), verdict},
 		{"backwards reads", humanize.Comma(c.backwards), "must be 0"},
 		{"wrong values", humanize.Comma(c.wrongValues), "must be 0"},
-	})
+	}
+	if c.lateFrac > 0 {
+		crows = append(crows,
+			[]string{"late samples", humanize.Comma(c.lateSamples),
+				fmt.Sprintf("%s of each scrape; seen with their commit or not at all", formatPercent(c.lateFrac))},
+			[]string{"late rejected", humanize.Comma(c.lateRejected), "not expected by the readers"})
+	}
+	writeTable(&b, []align{left, right, left}, crows)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -110,6 +130,11 @@ func writeTable(b *strings.Builder, aligns []align, rows [][]string) {
 		b.WriteString(strings.TrimRight(line.String(), " "))
 		b.WriteByte('\n')
 	}
+}
+
+// formatPercent writes a fraction as a percentage, e.g. 0.1 as "10%".
+func formatPercent(f float64) string {
+	return fmt.Sprintf("%.3g%%", 100*f)
 }
 
 // formatDuration rounds d to about three significant digits.

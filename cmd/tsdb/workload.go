@@ -103,12 +103,17 @@ func (g *valueGen) next(rng *rand.Rand) float64 {
 // the hand-over between goroutines (errgroup.Wait per round) orders the
 // accesses, so its fields need no lock.
 type target struct {
+	index    int // position in newTargets' result
 	instance string
 	offset   int64 // ms after the round's start at which it is scraped
 	series   []labels.Labels
 	refs     []tsdb.SeriesRef
 	gens     []valueGen
 	rng      *rand.Rand // drives gens; seeded per target
+
+	// Late mode (enableLate); late is nil otherwise.
+	late *lateSchedule
+	vals []float64 // the values of the scrape being committed
 }
 
 // loadLabelSets reads n label sets, one JSON object per line, from the file
@@ -176,6 +181,7 @@ func newTargets(sets []labels.Labels, seed uint64) []*target {
 	for start := 0; start < len(sets); start += seriesPerTarget {
 		idx := len(targets)
 		t := &target{
+			index:    idx,
 			instance: fmt.Sprintf("host-%d:9100", idx),
 			// Spread scrapes over the interval like Prometheus does, but
 			// deterministically.
