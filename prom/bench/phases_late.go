@@ -29,17 +29,18 @@ type lateIngest struct {
 	firstErr error // the first rejection, for the log
 }
 
-// ingestLate writes the late workload of schedule ls to s: in round r,
+// ingestLate writes rounds [from, to) of the late workload of schedule ls
+// (all of it: 0, ls.totalRounds()) to s: in round r,
 // each target's commit holds its on-time samples of round r and the late
 // samples due in r; rounds after the scrape's last hold late samples only
 // (a target with nothing due commits nothing). refs caches series refs. A
 // late sample the store rejects is counted; any other error ends the
 // phase.
-func ingestLate(s store, c *corpus, ls *lateSchedule, refs []uint64) (lateIngest, error) {
+func ingestLate(s store, c *corpus, ls *lateSchedule, refs []uint64, from, to int) (lateIngest, error) {
 	var rejected atomic.Int64
 	var mu sync.Mutex
 	var firstErr error // guarded by mu
-	n, err := scrapeRounds(c.targets(), 0, ls.totalRounds(), func(k, r int) (int, error) {
+	n, err := scrapeRounds(c.targets(), from, to, func(k, r int) (int, error) {
 		lo, hi := c.target(k)
 		app := s.appender()
 		n := 0
@@ -106,7 +107,7 @@ func runLate(cfg config, c *corpus, qs []*query, ls *lateSchedule, p params, log
 	refs := make([]uint64, len(c.series))
 
 	m := startMeter()
-	li, err := ingestLate(s, c, ls, refs)
+	li, err := ingestLate(s, c, ls, refs, 0, ls.totalRounds())
 	u := m.stop()
 	if err != nil {
 		return nil, fmt.Errorf("bench: late phase: %w", err)
