@@ -24,22 +24,31 @@ import (
 // off, on the given float and histogram series (the one with isolation on
 // first if onFirst), and closes them at the end of fn.
 func pairedStores(k storeKind, series, hseries [][]string, tmp string, onFirst bool, fn func(on, off store) error) error {
+	on := storeConfig{isolation: true, series: series, hseries: hseries}
+	off := on
+	off.isolation = false
+	return openPair(k, on, off, tmp, onFirst, fn)
+}
+
+// openPair opens a store of kind k with configuration a and one with b
+// (their dirs are fresh temporary directories under tmp; a's first if
+// aFirst), and closes them at the end of fn.
+func openPair(k storeKind, a, b storeConfig, tmp string, aFirst bool, fn func(a, b store) error) error {
 	var stores [2]store
-	isos := []bool{true, false}
-	if !onFirst {
-		isos = []bool{false, true}
+	cfgs := [2]storeConfig{a, b}
+	order := []int{0, 1}
+	if !aFirst {
+		order = []int{1, 0}
 	}
-	for _, iso := range isos {
-		i := 0
-		if !iso {
-			i = 1
-		}
+	for _, i := range order {
 		dir, err := os.MkdirTemp(tmp, "paired-"+k.String()+"-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		s, err := openStore(k, storeConfig{dir: dir, isolation: iso, series: series, hseries: hseries})
+		cfg := cfgs[i]
+		cfg.dir = dir
+		s, err := openStore(k, cfg)
 		if err != nil {
 			return err
 		}
@@ -47,6 +56,22 @@ func pairedStores(k storeKind, series, hseries [][]string, tmp string, onFirst b
 		stores[i] = s
 	}
 	return fn(stores[0], stores[1])
+}
+
+// pairedScrape writes the float scrape to on and off, round 0 (which
+// creates the series) outside the measurement, then rounds [1, rounds]
+// in paired blocks of one round, and returns the CPU ratios on/off of the
+// pairs.
+func pairedScrape(on, off store, c *corpus, rounds int) ([]float64, error) {
+	refs := map[store][]uint64{on: make([]uint64, len(c.series)), off: make([]uint64, len(c.series))}
+	for _, s := range []store{on, off} {
+		if _, err := ingest(s, c, refs[s], 0, 1); err != nil {
+			return nil, err
+		}
+	}
+	return pairedRatio(on, off, rounds, nil, func(s store, i int) (int, error) {
+		return ingest(s, c, refs[s], 1+i, 2+i)
+	})
 }
 
 // stressPairs is the number of block pairs of the stress measurement.
@@ -96,16 +121,7 @@ func runIsolationCost(k storeKind, c *corpus, p params) (figures, error) {
 	var scrape, stressed []float64
 	for _, onFirst := range []bool{true, false} {
 		err := pairedStores(k, c.series, nil, p.tmp, onFirst, func(on, off store) error {
-			refs := map[store][]uint64{on: make([]uint64, len(c.series)), off: make([]uint64, len(c.series))}
-			// Round 0 creates the series; the blocks measure steady scrapes.
-			for _, s := range []store{on, off} {
-				if _, err := ingest(s, c, refs[s], 0, 1); err != nil {
-					return err
-				}
-			}
-			r, err := pairedRatio(on, off, p.rounds, nil, func(s store, i int) (int, error) {
-				return ingest(s, c, refs[s], 1+i, 2+i)
-			})
+			r, err := pairedScrape(on, off, c, p.rounds)
 			scrape = append(scrape, r...)
 			return err
 		})

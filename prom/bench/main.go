@@ -13,8 +13,13 @@
 // samples each) and query start with 10,000 open appenders; then 2,000
 // native histogram series (schema 3, about 20 buckets) spread over the
 // same targets: ingest, read, compaction and block bytes on a store of
-// histograms alone, and the histograms mixed into the float scrape. Every
-// store runs with isolation on and off.
+// histograms alone, and the histograms mixed into the float scrape; then
+// the late phase: the float scrape with 10% of the samples (-late-frac)
+// appended 1–10 minutes late, both stores with a 30 minute out-of-order
+// window: ingest, reads over the full range, a check that every sample not
+// rejected reads back, and the rejections counted. Every store runs with
+// isolation on and off; the cost of isolation, and of the out-of-order
+// window on in-order samples, is also measured paired (isocost.go).
 package main
 
 import (
@@ -40,11 +45,16 @@ func main() {
 	flag.IntVar(&p.qsBatches, "qs-batches", 100, "query start: batches (the median is over batches)")
 	flag.IntVar(&p.qsPerBatch, "qs-per-batch", 10, "query start: queriers per batch")
 	flag.IntVar(&p.histSeries, "hist-series", 2000, "native histogram series of the histogram phases (0 = skip them)")
+	flag.Float64Var(&p.lateFrac, "late-frac", 0.1, "late phase: share of samples appended 1–10 minutes late, out-of-order window 30 min (0 = skip the late phase)")
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")
 	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on, or \"paired\" for the paired isolation cost (for profiling; no table)")
 	flag.Parse()
+	if p.lateFrac < 0 || p.lateFrac > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -late-frac must be between 0 and 1")
+		os.Exit(2)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

@@ -11,16 +11,17 @@ import (
 // params are the workload's sizes.
 type params struct {
 	corpus        string
-	series        int // 0 = the whole corpus
-	rounds        int // ingest rounds
-	rwwRounds     int // rounds written during read-while-write
-	compactRounds int // rounds written before the head compaction
-	readReps      int // rounds of the read phase (see queries for the executions per round)
-	appenders     int // stress appenders
-	commits       int // commits per stress appender
-	qsBatches     int // query-start batches
-	qsPerBatch    int // query starts per batch
-	histSeries    int // native histogram series of the histogram phases (0 = none)
+	series        int     // 0 = the whole corpus
+	rounds        int     // ingest rounds
+	rwwRounds     int     // rounds written during read-while-write
+	compactRounds int     // rounds written before the head compaction
+	readReps      int     // rounds of the read phase (see queries for the executions per round)
+	appenders     int     // stress appenders
+	commits       int     // commits per stress appender
+	qsBatches     int     // query-start batches
+	qsPerBatch    int     // query starts per batch
+	histSeries    int     // native histogram series of the histogram phases (0 = none)
+	lateFrac      float64 // share of the late phase's samples that arrive late (0 = skip the late phase and its paired cost)
 	tmp           string
 	only          string // run only this configuration
 	heapProfile   string // write a heap profile after ingest to this file
@@ -243,6 +244,10 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 	if p.histSeries > 0 {
 		hw = newHistWorkload(p.histSeries, c.targets())
 	}
+	var ls *lateSchedule
+	if p.lateFrac > 0 {
+		ls = newLateSchedule(len(c.series), p.rounds, p.lateFrac)
+	}
 	order := []config{
 		{isotsdbStore, true}, {prometheusStore, true},
 		{prometheusStore, false}, {isotsdbStore, false},
@@ -275,9 +280,22 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 					f[k] = v
 				}
 			}
+			if ls != nil && cfg.isolation {
+				lf, err := runLate(cfg, c, qs, ls, p, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
+				}
+				for k, v := range lf {
+					f[k] = v
+				}
+			}
 			out[cfg] = append(out[cfg], f)
-			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  ingest %.0f ns/sample, heap %.0f B/series, stress %.0f ns/sample, histograms %.0f ns/sample",
-				r+1, runs, cfg, time.Since(start).Seconds(), f["ingest.cpu"], f["ingest.heap"], f["stress.cpu"], f["hist.cpu"]))
+			msg := fmt.Sprintf("run %d/%d %-28s %5.1fs  ingest %.0f ns/sample, heap %.0f B/series, stress %.0f ns/sample, histograms %.0f ns/sample",
+				r+1, runs, cfg, time.Since(start).Seconds(), f["ingest.cpu"], f["ingest.heap"], f["stress.cpu"], f["hist.cpu"])
+			if _, ok := f["late.cpu"]; ok {
+				msg += fmt.Sprintf(", late %.0f ns/sample (%.0f of %.0f late rejected)", f["late.cpu"], f["late.rejected"], f["late.late"])
+			}
+			progress(msg)
 		}
 		for j := range 2 {
 			k := storeKind((j + r) % 2)
@@ -297,6 +315,15 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 					f[name] = v
 				}
 			}
+			if ls != nil {
+				lf, err := runLateCost(k, c, p)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
+				}
+				for name, v := range lf {
+					f[name] = v
+				}
+			}
 			// Filed with the run's isolation-on figures of the store.
 			fs := out[config{k, true}]
 			if len(fs) < r+1 { // -only paired
@@ -306,8 +333,8 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			for name, v := range f {
 				fs[len(fs)-1][name] = v
 			}
-			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  paired isolation cost: scrape %.3f, stress %.3f, with histograms %.3f",
-				r+1, runs, k.String()+"/paired", f["isocost.seconds"]+f["isocost.hist.seconds"], f["isocost.scrape"], f["isocost.stress"], f["isocost.hist"]))
+			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  paired isolation cost: scrape %.3f, stress %.3f, with histograms %.3f; out-of-order window cost %.3f",
+				r+1, runs, k.String()+"/paired", f["isocost.seconds"]+f["isocost.hist.seconds"]+f["latecost.seconds"], f["isocost.scrape"], f["isocost.stress"], f["isocost.hist"], f["latecost.scrape"]))
 		}
 	}
 	return out, nil

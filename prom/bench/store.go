@@ -1,5 +1,7 @@
 package main
 
+import "time"
+
 // store is one TSDB under test, behind the operations the workload needs.
 // Each implementation converts the corpus into its own label type once, at
 // open, so that label building is outside every measurement; both keep
@@ -70,6 +72,9 @@ type storeConfig struct {
 	isolation bool
 	series    [][]string // label name/value pairs of the series to write
 	hseries   [][]string // the same of the histogram series
+	// lateWindow is the out-of-order window (0: off, late samples are
+	// rejected).
+	lateWindow time.Duration
 }
 
 // openStore opens a fresh store of kind k.

@@ -27,6 +27,7 @@ func openIsotsdb(cfg storeConfig) (*isoStore, error) {
 	o.MinBlockDuration = time.Duration(blockRange) * time.Millisecond
 	o.MaxBlockDuration = time.Duration(blockRange) * time.Millisecond
 	o.WALCompression = true
+	o.OutOfOrderTimeWindow = cfg.lateWindow
 	db, err := tsdb.Open(cfg.dir, nil, nil, o)
 	if err != nil {
 		return nil, fmt.Errorf("bench: open isotsdb: %w", err)

@@ -73,7 +73,10 @@ func (a *appender) Append(ref storage.SeriesRef, ls plabels.Labels, t int64, v f
 }
 
 // SetOptions implements storage.Appender. The only option,
-// DiscardOutOfOrder, is what isotsdb always does.
+// DiscardOutOfOrder, is what isotsdb does when its out-of-order window is
+// off (the default); with a window set (tsdb.Options.OutOfOrderTimeWindow,
+// Storage.ApplyConfig) it is not honoured yet: late samples are accepted
+// as the window allows.
 func (a *appender) SetOptions(*storage.AppendOptions) {}
 
 // AppendExemplar implements storage.ExemplarAppender: it always fails with
@@ -154,7 +157,8 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 // opts.Exemplars is not empty
 // the sample is stored and the exemplars are reported in a
 // *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
-// opts.RejectOutOfOrder is what isotsdb always does.
+// opts.RejectOutOfOrder is what isotsdb does when its out-of-order window
+// is off (the default); with a window set it is not honoured yet.
 func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
 	r, err := a.appendST(ref, ls, st, t, v, h, fh)
 	if err != nil || len(opts.Exemplars) == 0 {

@@ -43,10 +43,24 @@
 // (ErrStartTimestampsUnsupported, with which earlier versions refused
 // them, is gone).
 //
+// # Late samples
+//
+// isotsdb's out-of-order window (tsdb.Options.OutOfOrderTimeWindow when the
+// DB is opened, DB.SetOutOfOrderTimeWindow later) is Prometheus's
+// storage.tsdb.out_of_order_time_window: Storage.ApplyConfig passes the
+// window of a Prometheus configuration to the DB, as Prometheus's TSDB
+// applies it on a reload. With the window off (the default) a late sample
+// gets tsdb.ErrOutOfOrderSample; with it on, a sample older than the window
+// gets tsdb.ErrTooOldSample (matching storage.ErrTooOldSample). Not yet
+// honoured with the window on: Appender.SetOptions' DiscardOutOfOrder and
+// AppenderV2's RejectOutOfOrder, and the zero samples of
+// AppendSTZeroSample, which Prometheus refuses when they would be out of
+// order and isotsdb stores as late samples if the window admits them.
+//
 // Append errors that have a Prometheus counterpart match both:
 // errors.Is(err, tsdb.ErrOutOfOrderSample) and errors.Is(err,
-// storage.ErrOutOfOrderSample) both hold, likewise for duplicates and
-// out-of-bounds samples. An invalid histogram is rejected with an error
+// storage.ErrOutOfOrderSample) both hold, likewise for too-old,
+// duplicate and out-of-bounds samples. An invalid histogram is rejected with an error
 // matching tsdb.ErrInvalidSample, isotsdb's histogram.ErrInvalid and precise
 // reason (histogram.ErrCountMismatch, ...) and the error Prometheus's
 // histogram Validate returns for that reason

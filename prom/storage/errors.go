@@ -42,6 +42,7 @@ func (e *dualError) Unwrap() []error { return []error{e.err, e.prom} }
 // histogram.ErrInvalid, which have no Prometheus counterpart.
 var appendErrorPairs = [...]struct{ ours, prom error }{
 	{tsdb.ErrOutOfOrderSample, storage.ErrOutOfOrderSample},
+	{tsdb.ErrTooOldSample, storage.ErrTooOldSample},
 	{tsdb.ErrDuplicateSampleForTimestamp, storage.ErrDuplicateSampleForTimestamp},
 	{tsdb.ErrOutOfBounds, storage.ErrOutOfBounds},
 

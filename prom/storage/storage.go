@@ -3,7 +3,10 @@ package promstorage
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
+	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/isotsdb/tsdb"
@@ -69,6 +72,32 @@ func (s *Storage) StartTime() (int64, error) {
 		start = min(start, bs[0].MinTime)
 	}
 	return start, nil
+}
+
+// ApplyConfig applies what isotsdb has of a Prometheus configuration, as
+// Prometheus's own TSDB does on a configuration reload: the out-of-order
+// time window (storage.tsdb.out_of_order_time_window, which Prometheus
+// parses into conf.StorageConfig.TSDBConfig.OutOfOrderTimeWindow, in
+// milliseconds) goes to DB.SetOutOfOrderTimeWindow. A nil TSDBConfig turns
+// late samples off, as it does in Prometheus. The rest of the configuration
+// is ignored. Appenders opened afterwards use the new window. It fails
+// (wrapping tsdb.ErrClosed or tsdb.ErrReadOnly) if the DB is closed or
+// read-only. Safe for concurrent use, also with appends and queries.
+//
+// To open a DB with the window Prometheus's tsdb.Options would have, set
+// tsdb.Options.OutOfOrderTimeWindow to
+// time.Duration(promOpts.OutOfOrderTimeWindow) * time.Millisecond.
+func (s *Storage) ApplyConfig(conf *config.Config) error {
+	var window int64 // ms
+	if conf != nil && conf.StorageConfig.TSDBConfig != nil {
+		window = conf.StorageConfig.TSDBConfig.OutOfOrderTimeWindow
+	}
+	// Clamped so that the conversion to a Duration cannot overflow.
+	window = min(max(window, 0), int64(math.MaxInt64/time.Millisecond))
+	if err := s.db.SetOutOfOrderTimeWindow(time.Duration(window) * time.Millisecond); err != nil {
+		return fmt.Errorf("promstorage: apply config: %w", err)
+	}
+	return nil
 }
 
 // Close implements storage.Storage: it closes the DB. Calling it again

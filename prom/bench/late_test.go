@@ -1,0 +1,99 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestLateSchedule checks the late workload's generator: the same schedule
+// every time, about 10% of each round's samples held back, each for 4 to
+// 40 rounds (1–10 minutes of 15 s rounds), and every sample of the scrape
+// appended exactly once, on time or in a later round.
+func TestLateSchedule(t *testing.T) {
+	const n, rounds, frac = 1700, 240, 0.1 // 1,700: a partial last target
+	ls := newLateSchedule(n, rounds, frac)
+	require.Equal(t, ls, newLateSchedule(n, rounds, frac), "deterministic")
+
+	// About 10% late overall and in every round (1,700 series: a round's
+	// count is binomial with σ ≈ 12, so ±60 is 5σ).
+	require.InDelta(t, frac, float64(ls.late)/float64(n*rounds), 0.005)
+	for r := range rounds {
+		require.InDelta(t, frac*n, len(ls.held[r]), 60, "round %d", r)
+		require.IsIncreasing(t, ls.held[r], "round %d", r)
+	}
+
+	// Delays within bounds; every sample appended exactly once, walking
+	// the schedule as ingestLate does, target by target.
+	require.LessOrEqual(t, ls.totalRounds(), rounds+lateMaxRounds)
+	require.NotEmpty(t, ls.due[ls.totalRounds()-1], "no trailing empty rounds")
+	appended := make([]int, n*rounds)
+	delays := map[int]int{}
+	for r := range ls.totalRounds() {
+		for lo := 0; lo < n; lo += targetSize {
+			hi := min(lo+targetSize, n)
+			if r < rounds {
+				held := ls.heldIn(r, lo, hi)
+				for _, i := range held {
+					require.True(t, int(i) >= lo && int(i) < hi)
+				}
+				for i := lo; i < hi; i++ {
+					if len(held) > 0 && int(held[0]) == i {
+						held = held[1:]
+						continue
+					}
+					appended[i*rounds+r]++
+				}
+				require.Empty(t, held, "held back series out of order")
+			}
+			for _, d := range ls.dueIn(r, lo, hi) {
+				require.True(t, int(d.series) >= lo && int(d.series) < hi)
+				delay := r - int(d.round)
+				require.GreaterOrEqual(t, delay, lateMinRounds)
+				require.LessOrEqual(t, delay, lateMaxRounds)
+				delays[delay]++
+				appended[int(d.series)*rounds+int(d.round)]++
+			}
+		}
+	}
+	for k, a := range appended {
+		require.Equal(t, 1, a, "series %d round %d", k/rounds, k%rounds)
+	}
+	require.Len(t, delays, lateMaxRounds-lateMinRounds+1, "every delay occurs")
+
+	// No late fraction, no late samples and no extra rounds.
+	none := newLateSchedule(n, rounds, 0)
+	require.Zero(t, none.late)
+	require.Equal(t, rounds, none.totalRounds())
+}
+
+// TestSmallLateRun runs the late phase and the paired cost of the window
+// on both stores with 1,000 series. Prometheus must accept every late
+// sample; isotsdb's rejections are logged (it rejects them until its head
+// accepts late samples). Either way runLate has checked that exactly the
+// samples not rejected read back.
+func TestSmallLateRun(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 1000)
+	require.NoError(t, err)
+	p := params{rounds: 240, readReps: 1, lateFrac: 0.1, tmp: t.TempDir()}
+	ls := newLateSchedule(len(c.series), p.rounds, p.lateFrac)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		f, err := runLate(config{k, true}, c, queries(c), ls, p, func(s string) { t.Log(s) })
+		require.NoError(t, err, "%s", k)
+		for _, name := range []string{"late.cpu", "late.rate", "late.read.rate", "late.late"} {
+			require.Positive(t, f[name], "%s %s", k, name)
+		}
+		require.Equal(t, float64(ls.late), f["late.late"])
+		require.LessOrEqual(t, f["late.rejected"], f["late.late"])
+		if k == prometheusStore {
+			require.Zero(t, f["late.rejected"], "Prometheus rejected late samples")
+		}
+		t.Logf("%s: %.0f of %.0f late samples rejected", k, f["late.rejected"], f["late.late"])
+
+		p.rounds = 20
+		lf, err := runLateCost(k, c, p)
+		require.NoError(t, err, "%s", k)
+		require.Positive(t, lf["latecost.scrape"], "%s", k)
+		p.rounds = 240
+	}
+}
