@@ -201,16 +201,23 @@ func chunkSampleAt(c chunks.Chunk, t int64) (*pendingSample, bool) {
 	if vt == chunks.ValNone || it.AtT() != t {
 		return nil, false
 	}
-	p := &pendingSample{t: t, st: it.AtST()}
+	ls := readLateSample(it, vt)
+	return &pendingSample{t: t, st: ls.st, v: ls.v, h: ls.h, fh: ls.fh}, true
+}
+
+// readLateSample returns the sample of type vt that it is on, its
+// histogram (if any) a copy of its own.
+func readLateSample(it chunks.Iterator, vt chunks.ValueType) lateSample {
+	ls := lateSample{t: it.AtT(), st: it.AtST()}
 	switch vt {
 	case chunks.ValFloat:
-		_, p.v = it.At()
+		_, ls.v = it.At()
 	case chunks.ValHistogram:
-		_, p.h = it.AtHistogram(nil)
+		_, ls.h = it.AtHistogram(nil)
 	default:
-		_, p.fh = it.AtFloatHistogram(nil)
+		_, ls.fh = it.AtFloatHistogram(nil)
 	}
-	return p, true
+	return ls
 }
 
 // truncateLateLocked drops the late samples before mint and returns the
@@ -258,16 +265,7 @@ func (s *memSeries) captureLateLocked(snap *readSnapshot, mint, maxt int64) []la
 			if t < mint || t > maxt || !lateVisible(snap, c.ids, j) {
 				continue
 			}
-			ls := lateSample{t: t, st: it.AtST()}
-			switch vt {
-			case chunks.ValFloat:
-				_, ls.v = it.At()
-			case chunks.ValHistogram:
-				_, ls.h = it.AtHistogram(nil)
-			default:
-				_, ls.fh = it.AtFloatHistogram(nil)
-			}
-			out = append(out, ls)
+			out = append(out, readLateSample(it, vt))
 		}
 	}
 	for _, o := range l.open {

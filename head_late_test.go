@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/histogram"
@@ -221,84 +219,4 @@ func TestLateIsolation(t *testing.T) {
 		}
 		requireSameSamples(t, before, fullRead(t, db))
 	}
-}
-
-// testutilCounter reads a counter's value.
-func testutilCounter(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	require.NoError(t, c.Write(&m))
-	return m.GetCounter().GetValue()
-}
-
-// TestLateHistogramsDeleteSnapshot: late integer and float histograms
-// (enough to cut late chunks, so they are encoded) into float and
-// histogram series come back from the head, a snapshot and a block;
-// deletions cover late samples as well as in-order ones.
-func TestLateHistogramsDeleteSnapshot(t *testing.T) {
-	fs := vfs.NewMemFS()
-	o := lateOpts(fs, 30*time.Minute)
-	db, err := Open("data", nil, nil, o)
-	require.NoError(t, err)
-	fl := labels.FromStrings("__name__", "floats")
-	hi := labels.FromStrings("__name__", "hists")
-	want := map[string][]sample{}
-	add := func(app Appender, ls labels.Labels, ts int64, k int, kind int) {
-		var err error
-		var v float64
-		switch kind {
-		case 0:
-			_, err = app.Append(0, ls, ts, float64(k))
-			v = float64(k)
-		case 1:
-			_, err = app.AppendHistogram(0, ls, ts, crashHistogram(k), nil)
-			v = -float64(k)
-		default:
-			_, err = app.AppendHistogram(0, ls, ts, nil, crashHistogram(k).ToFloat())
-			v = -float64(k) - 0.5
-		}
-		require.NoError(t, err, "at %d", ts)
-		want[ls.String()] = append(want[ls.String()], sample{ts, v})
-	}
-	const step = 10_000
-	for i := range 4 * 360 { // 4 h
-		ts := int64(i) * step
-		app := db.Appender(context.Background())
-		add(app, fl, ts, i+1, 0)
-		add(app, hi, ts, i+1, 1)
-		if i >= 10 {
-			// Late: 5 steps back, between two in-order samples.
-			lt := ts - 5*step + 1
-			add(app, fl, lt, i+1, 1+i%2)
-			add(app, hi, lt, i+1, i%3)
-		}
-		require.NoError(t, app.Commit())
-	}
-	for k := range want {
-		slices.SortFunc(want[k], func(a, b sample) int { return cmpInt64(a.T, b.T) })
-	}
-	requireSameSamples(t, want, fullRead(t, db))
-
-	// Delete a range that holds in-order and late samples.
-	require.NoError(t, db.Delete(context.Background(), 3*3600_000+100_001, 3*3600_000+200_000, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+")))
-	for k, ss := range want {
-		want[k] = slices.DeleteFunc(ss, func(s sample) bool { return s.T >= 3*3600_000+100_001 && s.T <= 3*3600_000+200_000 })
-	}
-	requireSameSamples(t, want, fullRead(t, db))
-
-	require.NoError(t, db.Snapshot("snap", true))
-	so := lateOpts(fs, 0) // the snapshot is blocks only: no window needed
-	sdb, err := Open("snap", nil, nil, so)
-	require.NoError(t, err)
-	requireSameSamples(t, want, fullRead(t, sdb))
-	require.NoError(t, sdb.Close())
-
-	require.NoError(t, db.Compact(context.Background()))
-	require.NotEmpty(t, db.Blocks())
-	requireSameSamples(t, want, fullRead(t, db))
-	require.NoError(t, db.Close())
-	db, err = Open("data", nil, nil, o)
-	require.NoError(t, err)
-	requireSameSamples(t, want, fullRead(t, db))
-	require.NoError(t, db.Close())
 }

@@ -204,7 +204,7 @@ func testWALCrashMatrix(t *testing.T, variant string) {
 	}
 	base := fsys.Crash() // every commit was fsynced: nothing is lost
 	if w.late {
-		require.Positive(t, testutilCounter(t, db.head.metrics.lateAppended), "the late variant wrote no late sample")
+		require.Positive(t, counterValue(t, db.head.metrics.lateAppended), "the late variant wrote no late sample")
 	}
 	require.NoError(t, db.Close())
 
