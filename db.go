@@ -50,6 +50,8 @@ type DB struct {
 	// pendingTrunc is the head truncation that a cancelled compaction left
 	// to do, nil if none. Protected by cmtx.
 	pendingTrunc *pendingTruncation
+	// lateGen numbers head compactions, for freezeLate. Protected by cmtx.
+	lateGen uint64
 	// skipped are the blocks Open skipped as corrupt (see loadBlocks); set
 	// by Open, read-only after.
 	skipped []skippedBlock

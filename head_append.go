@@ -171,11 +171,17 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		return 0, ErrAppenderClosed
 	}
 	h := a.head
+	// behind: before the head's appendable range but within the
+	// out-of-order window, so late whatever the series holds (head_late.go).
+	behind := false
 	if t < a.minValidTime {
-		if a.lateWindow > 0 && t < a.lateMin {
+		switch {
+		case t < MinSampleTime || a.lateWindow == 0:
+			return 0, a.outOfBounds(lset, t)
+		case t < a.lateMin:
 			return 0, a.tooOld(lset, t)
 		}
-		return 0, a.outOfBounds(lset, t)
+		behind = true
 	}
 	if h.closed.Load() {
 		return 0, fmt.Errorf("tsdb: append: %w", ErrClosed)
@@ -215,9 +221,11 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		s.mu.Unlock()
 		s = nil
 	}
-	err = s.appendableLocked(b, &p)
 	late := false
-	if err == ErrOutOfOrderSample && a.lateWindow > 0 {
+	if !behind {
+		err = s.appendableLocked(b, &p)
+	}
+	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 {
 		err = a.lateAppendableLocked(s, &p)
 		late = err == nil
 	}
@@ -385,9 +393,12 @@ func (a *headAppender) Commit() error {
 		s.mu.Lock()
 		reason := reasonOutOfBounds
 		switch {
-		case p.t < minValid:
-		case a.lateWindow > 0 && p.t <= s.lastTLocked():
+		case a.lateWindow > 0 && (p.t < minValid || p.t <= s.lastTLocked()):
+			// Late, or behind the appendable range (which a compaction
+			// may have raised since Append checked it): Append checked it
+			// against the window.
 			reason = s.appendLateLocked(h, p, id, lowWatermark)
+		case p.t < minValid:
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:

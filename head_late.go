@@ -13,8 +13,8 @@ import (
 // Late samples in the head.
 //
 // With Options.OutOfOrderTimeWindow set, a sample older than its series'
-// newest is accepted if it is no older than the head's newest sample minus
-// the window (and lies in the head's appendable range). Such a late sample
+// newest, or older than the head's appendable range, is accepted if it is
+// no older than the head's newest sample minus the window. Such a late sample
 // cannot go into the series' chunks, which only grow at the end; it goes
 // to the series' lateSeries instead: an open buffer of up to lateOpenMax
 // samples kept sorted by time, which is encoded into closed late chunks
@@ -33,11 +33,23 @@ import (
 // lateVisible). Reads capture the late samples they may see in their
 // range and merge them with the in-order samples (headSeries.late).
 //
+// Late samples behind the head's range. A late sample may fall into a
+// range already written into a block. It waits in the head, below the
+// DB's headMint (queriers read the head from its oldest sample on, see
+// newQuerier), until the next head compaction: freezeLate marks every late
+// chunk before the end of the range that compaction writes, the
+// compaction writes each older range holding one into a block of its own
+// (overlapping the block already there; block compaction merges them), and
+// its truncation drops exactly the chunks it marked. Late samples that
+// arrive meanwhile are not marked and wait for the next compaction; the
+// WAL checkpoint keeps their series' samples from the oldest of them on.
+//
 // The WAL logs late samples in their commit's records like any other, so
 // a commit replays whole or not at all; replay takes the samples older
-// than their series' newest as late ones while the window is on (with it
-// off they are dropped, as they always were: such a sample was logged by a
-// commit that lost a race for the series and was never applied).
+// than their series' newest, or before the head's range, as late ones
+// while the window is on (with it off they are dropped, as they always
+// were: such a sample was logged by a commit that lost a race for the
+// series and was never applied).
 
 // lateOpenMax is the number of samples of a series' open late buffer; the
 // next late sample encodes them into chunks.
@@ -60,6 +72,10 @@ type lateChunk struct {
 	// ids are the write IDs of its samples in chunk order; nil once every
 	// one of them is visible to all reads (see settledIDs).
 	ids []uint64
+	// gen is the head compaction that is writing the chunk into a block
+	// (freezeLate), 0 while none is. A compaction's truncation drops the
+	// chunks of its generation and older ones, whatever their time.
+	gen uint64
 }
 
 // lateSample is a late sample in the open buffer, or captured by a read:
@@ -220,27 +236,72 @@ func readLateSample(it chunks.Iterator, vt chunks.ValueType) lateSample {
 	return ls
 }
 
-// truncateLateLocked drops the late samples before mint and returns the
-// number of chunks dropped. Chunks never straddle mint, a block-range
-// boundary. Requires s.mu held.
-func (s *memSeries) truncateLateLocked(mint int64) int {
+// truncateLateLocked drops the late chunks that head compactions up to
+// generation gen froze (and so wrote into blocks) and returns their
+// number. Late samples frozen by no compaction stay, whatever their time:
+// they arrived after their range was written. Requires s.mu held.
+func (s *memSeries) truncateLateLocked(gen uint64) int {
 	if !s.hasLateLocked() {
 		return 0
 	}
 	l := s.x.late
 	keep := make([]lateChunk, 0, len(l.chunks))
 	for _, c := range l.chunks {
-		if c.maxTime >= mint {
+		if c.gen == 0 || c.gen > gen {
 			keep = append(keep, c)
 		}
 	}
 	dropped := len(l.chunks) - len(keep)
 	l.chunks = keep
-	l.open = slices.DeleteFunc(l.open, func(o lateSample) bool { return o.t < mint })
 	if len(l.chunks) == 0 && len(l.open) == 0 {
 		s.x.late = nil
 	}
 	return dropped
+}
+
+// freezeLate prepares head compaction gen, which writes everything before
+// before into blocks: every series' late samples before before are encoded
+// into late chunks (cutting the open buffer) and those chunks are marked
+// with gen, so that the compaction's truncation drops exactly them. It
+// returns the start of each block range before before-chunkRange (older
+// than the range the compaction writes from the in-order chunks) holding a
+// frozen chunk, ascending: the compaction writes each into a block of its
+// own, which overlaps the blocks already there.
+//
+// Late samples appended after freezeLate went over their series stay in
+// the open buffer or in chunks with gen 0 until a later compaction. The
+// caller holds cmtx; takes each series lock in turn.
+func (h *head) freezeLate(before int64, gen uint64) []int64 {
+	lowWatermark := h.iso.lowWatermark()
+	oldest := before - h.chunkRange
+	starts := map[int64]struct{}{}
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.hasLateLocked() {
+			return
+		}
+		l := s.x.late
+		if len(l.open) > 0 && l.open[0].t < before {
+			l.cut(h, lowWatermark)
+		}
+		for i := range l.chunks {
+			c := &l.chunks[i]
+			if c.maxTime >= before {
+				continue
+			}
+			c.gen = gen
+			if c.minTime < oldest {
+				starts[rangeEnd(c.minTime, h.chunkRange)-h.chunkRange] = struct{}{}
+			}
+		}
+	})
+	out := make([]int64, 0, len(starts))
+	for t := range starts {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // captureLateLocked returns the late samples of the series in [mint, maxt]

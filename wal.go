@@ -492,16 +492,20 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 		// Samples before minValidTime are in blocks already: the WAL still
 		// holds them when the process stopped between publishing a block
-		// and truncating the head.
+		// and truncating the head. Except, with the out-of-order window
+		// on, late samples that arrived after their range was written
+		// into a block: those are taken as late ones, and so are the
+		// others (copies of what a block holds, which reads and block
+		// compaction merge away).
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
-		minValid := max(h.minValidTime.Load(), MinSampleTime)
+		minValid := h.minValidTime.Load()
 		// Samples older than their series' newest are late ones while the
 		// out-of-order window is on (head_late.go).
 		late := h.lateWindow.Load() > 0
 		for i := range batch {
 			smp := &batch[i]
-			if smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
+			if smp.t < MinSampleTime || !late && smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
 				dropped++
 				continue
 			}
@@ -513,7 +517,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			switch x := smp.x; {
-			case late && smp.t <= s.lastTLocked():
+			case late && (smp.t < minValid || smp.t <= s.lastTLocked()):
 				p := pendingSample{t: smp.t, v: smp.v}
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
