@@ -27,8 +27,11 @@ import (
 // PromQL over late data: isotsdb (through the adapter) and Prometheus's own
 // TSDB are fed the same stream of commits, in which about a tenth of the
 // samples arrive minutes after their scrape, and must then answer the same
-// PromQL queries identically: with everything in the head, after
-// compaction, and after a restart.
+// PromQL queries identically: with everything in the head, after a
+// restart (the late samples replayed from the WALs), after compaction (the
+// first block range, late samples included, in blocks) and after a restart
+// of the compacted DBs. Floats are compared exactly, with no tolerance (see
+// buildLateWorkload on the order of series), histograms as sameHist says.
 //
 // The lateness of the workload. isotsdb accepts a late sample only inside
 // its head's appendable range: not before the data already cut into
@@ -42,6 +45,15 @@ import (
 // the stream ends before the head spans the 1.5 block ranges that make it
 // compactable, so that neither DB compacts while it is fed; the test
 // asserts that neither rejects any sample with ErrOutOfBounds.
+//
+// Re-appends. The workload's duplicates repeat a stored sample exactly;
+// both DBs accept them and store nothing new. A late sample at the time of
+// a stored one but with another value is left out, as the DBs differ by
+// design: isotsdb rejects it with ErrDuplicateSampleForTimestamp, while
+// Prometheus's out-of-order head accepts it without comparing it with the
+// in-order sample at that time (its queries then return the late value),
+// and drops it silently at commit if its open out-of-order chunk has a
+// sample at that time.
 
 const (
 	lwWindow     = 30 * time.Minute
@@ -513,7 +525,9 @@ type comparison struct {
 
 // compareQueries evaluates every query in both DBs, as range queries over
 // the whole data with steps of 15s, 1m and 5m and as instant queries at
-// times around the late samples, and requires identical results.
+// scrape times and 7s after them (where the samples of the other kind
+// are), early, around the block boundary and at the end, and requires
+// identical results. Late samples are everywhere but in the first scrape.
 func (d *lateDBs) compareQueries(engine *promql.Engine, phase string) comparison {
 	t := d.t
 	var cmp comparison
@@ -562,7 +576,8 @@ func (d *lateDBs) compareQueries(engine *promql.Engine, phase string) comparison
 // compareResults returns the numbers of float and histogram points in a
 // (the isotsdb result) and, if b differs from it, a description of the
 // first difference. Floats must have identical bits (any NaN equals any
-// NaN), histograms must be Equals and have the same counter-reset hint.
+// NaN), histograms compare as sameHist says; errors and annotations must
+// be the same.
 func compareResults(a, b *promql.Result) (floats, hists int, diff string) {
 	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && a.Err.Error() != b.Err.Error()) {
 		return 0, 0, fmt.Sprintf("errors: isotsdb %v, Prometheus %v", a.Err, b.Err)
@@ -696,10 +711,11 @@ func sameFloatPoint(a, b promql.FPoint) bool { return a.T == b.T && sameFloatBit
 // differ: Prometheus cuts and merges them where isotsdb does not. The
 // query API leaves empty buckets out as well. The hints of
 // counter histograms may differ where one DB knows (CounterReset or
-// NotCounterReset) and the other says UnknownCounterReset: Prometheus
-// returns unknown hints for samples it merged from its out-of-order head
-// or from overlapping blocks, isotsdb knows them from its re-encoding. The
-// difference is harmless only if the known hints are right, which
+// NotCounterReset) and the other says UnknownCounterReset: a hint is
+// recorded per chunk and the DBs cut their chunks at different samples
+// (Prometheus also leaves the hints of samples it merges from its
+// out-of-order head or from overlapping blocks unknown). The difference
+// is harmless only if the known hints are right, which
 // checkHints verifies against the data; the functions that use hints
 // (rate, increase, resets, ...) are compared by their results.
 func sameHist(a, b *histogram.FloatHistogram) bool {
