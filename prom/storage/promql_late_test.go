@@ -817,6 +817,20 @@ func TestPromQLOverLateData(t *testing.T) {
 	require.Equal(t, want, res)
 
 	engine := promqltest.NewTestEngine(t, false, 0, 50_000_000)
+	// The counters of every kind have resets for rate and resets to see.
+	for _, name := range []string{"http_requests_total", "process_cpu_seconds_total", "request_duration_seconds", "response_size_bytes", "batch_size"} {
+		qs := fmt.Sprintf("sum(resets(%s[4h]))", name)
+		qry, err := engine.NewInstantQuery(context.Background(), d.ours, nil, qs, time.UnixMilli(lwBase+4*time.Hour.Milliseconds()))
+		require.NoError(t, err)
+		res := qry.Exec(context.Background())
+		require.NoError(t, res.Err)
+		v, err := res.Vector()
+		require.NoError(t, err)
+		require.Len(t, v, 1, qs)
+		require.Positive(t, v[0].F, qs)
+		t.Logf("%s: %v", qs, v[0].F)
+		qry.Close()
+	}
 	phases := []struct {
 		name   string
 		before func()
