@@ -269,7 +269,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 		return ErrTooOldSample
 	}
 	if q, ok := s.sampleAtLocked(p.t); ok {
-		return sameTimeOrder(p, q)
+		return sameStoredSample(p, q)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -100,7 +101,7 @@ func (s *memSeries) hasLateLocked() bool {
 // it is dropped. Requires s.mu held; takes no lock.
 func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64) (reason string) {
 	if q, ok := s.sampleAtLocked(p.t); ok {
-		if sameTimeOrder(p, q) == errNoop {
+		if sameStoredSample(p, q) == errNoop {
 			return ""
 		}
 		return reasonDuplicate
@@ -207,6 +208,55 @@ func (s *memSeries) sampleAtLocked(t int64) (*pendingSample, bool) {
 		}
 	}
 	return nil, false
+}
+
+// sameStoredSample is sameTimeOrder for q read back from a chunk (by
+// sampleAtLocked): errNoop if p is the sample q is, else
+// ErrDuplicateSampleForTimestamp. A histogram chunk stores its samples in
+// one bucket layout, so an appended histogram may come back with empty
+// buckets it did not have (when a later sample of the chunk added buckets);
+// histograms of the same kind are therefore the same sample if they are
+// equal but for their layouts: their non-empty buckets are.
+func sameStoredSample(p, q *pendingSample) error {
+	if err := sameTimeOrder(p, q); err == errNoop {
+		return err
+	}
+	switch {
+	case p.h != nil && q.h != nil && p.h.Schema == q.h.Schema && p.h.Count == q.h.Count &&
+		math.Float64bits(p.h.Sum) == math.Float64bits(q.h.Sum) &&
+		p.h.ZeroThreshold == q.h.ZeroThreshold && p.h.ZeroCount == q.h.ZeroCount &&
+		(!p.h.UsesCustomBuckets() || slices.Equal(p.h.CustomValues, q.h.CustomValues)) &&
+		sameNonEmptyBuckets(p.h.PositiveBucketSeq(), q.h.PositiveBucketSeq()) &&
+		sameNonEmptyBuckets(p.h.NegativeBucketSeq(), q.h.NegativeBucketSeq()):
+		return errNoop
+	case p.fh != nil && q.fh != nil && p.fh.Schema == q.fh.Schema &&
+		math.Float64bits(p.fh.Count) == math.Float64bits(q.fh.Count) &&
+		math.Float64bits(p.fh.Sum) == math.Float64bits(q.fh.Sum) &&
+		p.fh.ZeroThreshold == q.fh.ZeroThreshold &&
+		math.Float64bits(p.fh.ZeroCount) == math.Float64bits(q.fh.ZeroCount) &&
+		(!p.fh.UsesCustomBuckets() || slices.Equal(p.fh.CustomValues, q.fh.CustomValues)) &&
+		sameNonEmptyBuckets(p.fh.PositiveBucketSeq(), q.fh.PositiveBucketSeq()) &&
+		sameNonEmptyBuckets(p.fh.NegativeBucketSeq(), q.fh.NegativeBucketSeq()):
+		return errNoop
+	}
+	return ErrDuplicateSampleForTimestamp
+}
+
+// sameNonEmptyBuckets reports whether a and b yield the same buckets (index
+// and count) once the empty ones are left out.
+func sameNonEmptyBuckets[C uint64 | float64](a, b iter.Seq[histogram.Bucket[C]]) bool {
+	nonEmpty := func(seq iter.Seq[histogram.Bucket[C]]) []histogram.Bucket[C] {
+		var out []histogram.Bucket[C]
+		for bk := range seq {
+			if bk.Count != 0 {
+				out = append(out, bk)
+			}
+		}
+		return out
+	}
+	return slices.EqualFunc(nonEmpty(a), nonEmpty(b), func(x, y histogram.Bucket[C]) bool {
+		return x.Index == y.Index && x.Count == y.Count
+	})
 }
 
 // chunkSampleAt returns the sample of c at t, if it has one. The caller
