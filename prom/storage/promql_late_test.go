@@ -33,18 +33,16 @@ import (
 // of the compacted DBs. Floats are compared exactly, with no tolerance (see
 // buildLateWorkload on the order of series), histograms as sameHist says.
 //
-// The lateness of the workload. isotsdb accepts a late sample only inside
-// its head's appendable range: not before the data already cut into
-// blocks and not more than half a block range before the head's newest
-// sample (ErrOutOfBounds otherwise), while Prometheus's out-of-order head
-// takes anything the window allows. With a window of 30 minutes and 2h
-// blocks the two agree: the window's lower end (newest minus 30m) is above
-// the half-block bound (newest minus 1h), and a head compaction only cuts
-// ranges that end at least 1h before the newest sample. The workload's late
-// samples are 1 to 10 minutes late, its too-old ones 31 to 90 minutes, and
-// the stream ends before the head spans the 1.5 block ranges that make it
-// compactable, so that neither DB compacts while it is fed; the test
-// asserts that neither rejects any sample with ErrOutOfBounds.
+// The lateness of the workload. With a window of 30 minutes and 2h blocks
+// every late sample falls inside isotsdb's head's in-order appendable range
+// (the window's lower end, newest minus 30m, is above the half-block bound,
+// newest minus 1h). The workload's late samples are 1 to 10 minutes late,
+// its too-old ones 31 to 90 minutes, and the stream ends before the head
+// spans the 1.5 block ranges that make it compactable, so that neither DB
+// compacts while it is fed; the test asserts that neither rejects any
+// sample with ErrOutOfBounds. TestPromQLOverLateDataBehindBlocks runs a
+// wide-window variant in which late samples fall behind the head's range
+// into ranges both DBs have already written into blocks.
 //
 // Re-appends. The workload's duplicates repeat a stored sample exactly;
 // both DBs accept them and store nothing new. A late sample at the time of
@@ -69,7 +67,30 @@ const (
 
 	lwMaxDelay = 40 // scrapes (10 minutes)
 	lwMinDelay = 4  // scrapes (1 minute)
+	// lwDupSpan: duplicates repeat samples delivered up to this many
+	// commits before.
+	lwDupSpan = 40
 )
+
+// lateParams shape a late workload and the DBs it is fed to.
+type lateParams struct {
+	window             time.Duration // OutOfOrderTimeWindow of both DBs
+	scrapes            int           // scrapes from lwBase on, lwStep apart
+	minDelay, maxDelay int           // a late sample's delay, in scrapes
+	// Too-old samples are tooOld plus up to tooOldSpan before the head's
+	// newest sample.
+	tooOld, tooOldSpan int64
+	// compactEvery: the feed compacts both DBs after every compactEvery
+	// commits; 0: never.
+	compactEvery int
+}
+
+// narrowLate is TestPromQLOverLateData's workload (see the comment at the
+// top).
+var narrowLate = lateParams{
+	window: lwWindow, scrapes: lwScrapes, minDelay: lwMinDelay, maxDelay: lwMaxDelay,
+	tooOld: 31 * minute, tooOldSpan: 59 * minute,
+}
 
 // What a delivered sample is, as the workload means it.
 const (
@@ -122,14 +143,15 @@ type lateWorkload struct {
 	series  []*lwSeries
 	commits [][]delivery
 	tags    [numTags]int // deliveries per tag
+	p       lateParams
 }
 
 var customBounds = []float64{0.1, 0.5, 1, 5, 10}
 
-// buildLateWorkload returns the deterministic workload.
-func buildLateWorkload() *lateWorkload {
+// buildLateWorkload returns the deterministic workload shaped by p.
+func buildLateWorkload(p lateParams) *lateWorkload {
 	rng := rand.New(rand.NewPCG(20261205, 42))
-	w := &lateWorkload{}
+	w := &lateWorkload{p: p}
 	add := func(name string, kind int, job, inst string, extra ...string) {
 		kv := append([]string{"__name__", name, "job", job, "instance", inst}, extra...)
 		w.series = append(w.series, &lwSeries{ls: labels.FromStrings(kv...), kind: kind, growAt: 100 + rng.IntN(500)})
@@ -174,18 +196,18 @@ func buildLateWorkload() *lateWorkload {
 	// shuffled); with the same order every float compares exactly.
 	slices.SortFunc(w.series, func(a, b *lwSeries) int { return labels.Compare(a.ls, b.ls) })
 
-	w.commits = make([][]delivery, lwScrapes+lwMaxDelay+1)
+	w.commits = make([][]delivery, p.scrapes+p.maxDelay+1)
 	// used (series, time) keeps the samples of the other kind at times
 	// that have no sample yet.
 	used := map[[2]int64]bool{}
 	for k := range len(w.commits) {
-		if k < lwScrapes {
+		if k < p.scrapes {
 			t := lwBase + int64(k)*lwStep
 			for i, s := range w.series {
 				d := delivery{series: i, s: s.next(rng, k, t), tag: tagOnTime}
 				c := k
 				if rng.IntN(10) == 0 && k > 0 {
-					c += lwMinDelay + rng.IntN(lwMaxDelay-lwMinDelay+1)
+					c += p.minDelay + rng.IntN(p.maxDelay-p.minDelay+1)
 					d.tag = tagLate
 				}
 				w.commits[c] = append(w.commits[c], d)
@@ -209,7 +231,8 @@ func buildLateWorkload() *lateWorkload {
 // other kind. The head's newest sample, when commit k is appended, is at
 // most the time of scrape k-1.
 func (w *lateWorkload) addExtras(rng *rand.Rand, k int, used map[[2]int64]bool) {
-	if k < lwMaxDelay+1 {
+	p := w.p
+	if k < lwDupSpan+1 {
 		return
 	}
 	// Duplicates of samples delivered 1 to 40 commits ago (at most 20
@@ -217,7 +240,7 @@ func (w *lateWorkload) addExtras(rng *rand.Rand, k int, used map[[2]int64]bool) 
 	// ones (of commit k-1 these are their series' newest), late ones and
 	// those of the other kind alike.
 	for range 3 {
-		j := k - 1 - rng.IntN(lwMaxDelay)
+		j := k - 1 - rng.IntN(lwDupSpan)
 		if rng.IntN(3) == 0 {
 			j = k - 1
 		}
@@ -232,19 +255,20 @@ func (w *lateWorkload) addExtras(rng *rand.Rand, k int, used map[[2]int64]bool) 
 		}
 	}
 	now := lwBase + int64(k)*lwStep
-	newest := lwBase + int64(min(k-1, lwScrapes-1))*lwStep // the head's newest sample
-	// Too old: 31 to 90 minutes before the head's newest sample (whether
-	// or not the series has a sample at that time: the window is checked
-	// first).
+	newest := lwBase + int64(min(k-1, p.scrapes-1))*lwStep // the head's newest sample
+	// Too old: beyond the window, 31 to 90 minutes before the head's
+	// newest sample with narrowLate (whether or not the series has a
+	// sample at that time: the window is checked first).
 	if k%3 == 0 {
 		i := rng.IntN(len(w.series))
-		t := newest - 31*minute - rng.Int64N(59*minute)
+		t := newest - p.tooOld - rng.Int64N(p.tooOldSpan)
 		w.commits[k] = append(w.commits[k], delivery{series: i, s: w.series[i].otherSample(rng, t, false), tag: tagTooOld})
 	}
-	// The other kind, 1 to 10 minutes late, between two scrapes.
-	if k%7 == 0 && k < lwScrapes {
+	// The other kind, as late as late samples (1 to 10 minutes with
+	// narrowLate), between two scrapes.
+	if k%7 == 0 && k < p.scrapes {
 		i := rng.IntN(len(w.series))
-		t := now - int64(lwMinDelay+rng.IntN(lwMaxDelay-lwMinDelay+1))*lwStep + 7_000
+		t := now - int64(p.minDelay+rng.IntN(p.maxDelay-p.minDelay+1))*lwStep + 7_000
 		if key := [2]int64{int64(i), t}; !used[key] {
 			used[key] = true
 			w.commits[k] = append(w.commits[k], delivery{series: i, s: w.series[i].otherSample(rng, t, true), tag: tagOtherKind})
@@ -405,6 +429,7 @@ type lateDBs struct {
 	ourDir, theirs string
 	ours           *promstorage.Storage
 	prom           *promtsdb.DB
+	p              lateParams
 }
 
 func (d *lateDBs) open() {
@@ -412,7 +437,7 @@ func (d *lateDBs) open() {
 	o.NoLockfile = true
 	o.MinBlockDuration = lwBlockRange
 	o.MaxBlockDuration = lwBlockRange
-	o.OutOfOrderTimeWindow = lwWindow
+	o.OutOfOrderTimeWindow = d.p.window
 	db, err := tsdb.Open(d.ourDir, nil, nil, o)
 	require.NoError(d.t, err)
 	d.ours = promstorage.New(db)
@@ -420,7 +445,7 @@ func (d *lateDBs) open() {
 	po := promtsdb.DefaultOptions()
 	po.MinBlockDuration = lwBlockRange.Milliseconds()
 	po.MaxBlockDuration = lwBlockRange.Milliseconds()
-	po.OutOfOrderTimeWindow = lwWindow.Milliseconds()
+	po.OutOfOrderTimeWindow = d.p.window.Milliseconds()
 	d.prom, err = promtsdb.Open(d.theirs, nil, nil, po, nil)
 	require.NoError(d.t, err)
 	// Compaction only when the test asks for it. (isotsdb's background
@@ -444,13 +469,33 @@ func (d *lateDBs) close() {
 // (the same in both DBs).
 type feedResult map[string][numTags]int
 
+// feedStats is what a feed saw of the DBs' blocks.
+type feedStats struct {
+	compactions int // Compact calls on each DB
+	// behindOurs counts the late samples accepted while older than the
+	// end of isotsdb's newest block, that is behind its head's range;
+	// behindProm those accepted while older than the start of
+	// Prometheus's in-order head.
+	behindOurs, behindProm int
+	// ourMerges and promMerges count the blocks compacted from parents
+	// that overlap each other (vertical compactions), seen after a
+	// Compact; ourOverlaps counts the pairs of overlapping blocks isotsdb
+	// had after one.
+	ourMerges, promMerges, ourOverlaps int
+}
+
 // feed appends the workload to both DBs commit by commit and requires every
-// Append to have the same outcome in both.
-func (d *lateDBs) feed(w *lateWorkload) feedResult {
+// Append to have the same outcome in both. With p.compactEvery set it
+// compacts both DBs after every p.compactEvery commits.
+func (d *lateDBs) feed(w *lateWorkload) (feedResult, feedStats) {
 	t := d.t
 	res := feedResult{}
+	var st feedStats
+	ourMerged, promMerged := map[string]bool{}, map[string]bool{}
 	ctx := context.Background()
 	for c, commit := range w.commits {
+		ourEnd := blocksEnd(d.ours.DB().Blocks())
+		promMint := d.prom.Head().MinTime()
 		ours, theirs := d.ours.Appender(ctx), d.prom.Appender(ctx)
 		for _, del := range commit {
 			ls := w.series[del.series].ls
@@ -464,11 +509,65 @@ func (d *lateDBs) feed(w *lateWorkload) feedResult {
 			n := res[co]
 			n[del.tag]++
 			res[co] = n
+			if del.tag == tagLate && errOurs == nil {
+				if del.s.t < ourEnd {
+					st.behindOurs++
+				}
+				if del.s.t < promMint {
+					st.behindProm++
+				}
+			}
 		}
 		require.NoError(t, ours.Commit())
 		require.NoError(t, theirs.Commit())
+		if d.p.compactEvery > 0 && c%d.p.compactEvery == d.p.compactEvery-1 {
+			require.NoError(t, d.ours.DB().Compact(ctx))
+			require.NoError(t, d.prom.Compact(ctx))
+			st.compactions++
+			ourBlocks := d.ours.DB().Blocks()
+			for i, b := range ourBlocks {
+				if parentsOverlap(b.Compaction.Parents, func(p tsdb.BlockDesc) (int64, int64) { return p.MinTime, p.MaxTime }) {
+					ourMerged[b.ULID.String()] = true
+				}
+				for _, o := range ourBlocks[i+1:] {
+					if b.MinTime < o.MaxTime && o.MinTime < b.MaxTime {
+						st.ourOverlaps++
+					}
+				}
+			}
+			for _, b := range d.prom.Blocks() {
+				m := b.Meta()
+				if parentsOverlap(m.Compaction.Parents, func(p promtsdb.BlockDesc) (int64, int64) { return p.MinTime, p.MaxTime }) {
+					promMerged[m.ULID.String()] = true
+				}
+			}
+		}
 	}
-	return res
+	st.ourMerges, st.promMerges = len(ourMerged), len(promMerged)
+	return res, st
+}
+
+// blocksEnd returns the end of the newest of blocks, math.MinInt64 if
+// there are none.
+func blocksEnd(blocks []tsdb.BlockMeta) int64 {
+	end := int64(math.MinInt64)
+	for _, b := range blocks {
+		end = max(end, b.MaxTime)
+	}
+	return end
+}
+
+// parentsOverlap reports whether two of a block's parents overlap in time.
+func parentsOverlap[P any](parents []P, span func(P) (int64, int64)) bool {
+	for i, a := range parents {
+		amin, amax := span(a)
+		for _, b := range parents[i+1:] {
+			if bmin, bmax := span(b); amin < bmax && bmin < amax {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lateQueries are the expressions evaluated; all select the workload's
@@ -532,9 +631,17 @@ func (d *lateDBs) compareQueries(engine *promql.Engine, phase string) comparison
 	t := d.t
 	var cmp comparison
 	ctx := context.Background()
-	start, end := time.UnixMilli(lwBase), time.UnixMilli(lwBase+int64(lwScrapes-1)*lwStep+10*minute)
+	last := int64(d.p.scrapes - 1)
+	start, end := time.UnixMilli(lwBase), time.UnixMilli(lwBase+last*lwStep+10*minute)
 	var instants []time.Time
-	for _, k := range []int64{2, 30, 200, 319, 320, 321, 480, 600, 700, 719, 720} {
+	// Scrapes early, around each block boundary (lwBase+1h20m and every
+	// 2h after it) and at the end.
+	ks := []int64{2, 30, 200}
+	for b := int64(320); b < last; b += 480 {
+		ks = append(ks, b-1, b, b+1, b+160)
+	}
+	ks = append(ks, last-120, last-20, last-1, last)
+	for _, k := range ks {
 		at := lwBase + k*lwStep
 		instants = append(instants, time.UnixMilli(at), time.UnixMilli(at+7_000))
 	}
@@ -791,18 +898,18 @@ func sameHistPoint(a, b promql.HPoint) bool { return a.T == b.T && sameHist(a.H,
 // the head, after compaction and after a restart, and both DBs accept and
 // reject the same appends.
 func TestPromQLOverLateData(t *testing.T) {
-	w := buildLateWorkload()
+	w := buildLateWorkload(narrowLate)
 	require.Greater(t, len(w.series), 180)
 	require.Greater(t, w.tags[tagLate], len(w.series)*lwScrapes/12, "about a tenth of the samples must be late")
 	for tag, n := range w.tags {
 		require.Positive(t, n, "the workload has %s samples", tagNames[tag])
 	}
 
-	d := &lateDBs{t: t, ourDir: t.TempDir(), theirs: t.TempDir()}
+	d := &lateDBs{t: t, ourDir: t.TempDir(), theirs: t.TempDir(), p: narrowLate}
 	d.open()
 	t.Cleanup(d.close)
 
-	res := d.feed(w)
+	res, _ := d.feed(w)
 	for class, n := range res {
 		t.Logf("appends %s: %v", class, n)
 	}

@@ -1,0 +1,112 @@
+package promstorage_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/promqltest"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/stretchr/testify/require"
+)
+
+// wideLate is the workload of TestPromQLOverLateDataBehindBlocks: a window
+// of 3h with 2h blocks, six hours of scrapes, late samples 1 minute to 2.5
+// hours late, too-old ones 3h01m to 4h before the head's newest sample,
+// and both DBs compacted every 30 simulated minutes while they are fed.
+// Each DB cuts a block when its head spans more than 3h (at lwBase+3h,
+// then every 2h), so from then on the late samples more than about an hour
+// late fall into block ranges already written: isotsdb keeps them in its
+// head until its next head compaction writes them into blocks overlapping
+// the ones there, Prometheus in its out-of-order head until its next
+// compaction writes them into out-of-order blocks; both then merge the
+// overlapping blocks.
+var wideLate = lateParams{
+	window: 3 * time.Hour, scrapes: 1441, minDelay: lwMinDelay, maxDelay: 600,
+	tooOld: 181 * minute, tooOldSpan: 59 * minute, compactEvery: 120,
+}
+
+// TestPromQLOverLateDataBehindBlocks is TestPromQLOverLateData with
+// wideLate: late samples behind the head's range, in ranges both DBs have
+// compacted already. Both DBs must accept and reject the same appends and
+// answer the same queries in the same four states.
+func TestPromQLOverLateDataBehindBlocks(t *testing.T) {
+	w := buildLateWorkload(wideLate)
+	require.Greater(t, w.tags[tagLate], len(w.series)*wideLate.scrapes/12, "about a tenth of the samples must be late")
+	for tag, n := range w.tags {
+		require.Positive(t, n, "the workload has %s samples", tagNames[tag])
+	}
+
+	d := &lateDBs{t: t, ourDir: t.TempDir(), theirs: t.TempDir(), p: wideLate}
+	d.open()
+	t.Cleanup(d.close)
+
+	start := time.Now()
+	res, st := d.feed(w)
+	for class, n := range res {
+		t.Logf("appends %s: %v", class, n)
+	}
+	t.Logf("feed (%s): %d compactions; late samples accepted behind the head's range: isotsdb %d, Prometheus %d; "+
+		"blocks merged from overlapping ones: isotsdb %d, Prometheus %d; overlapping pairs of isotsdb blocks seen after a Compact: %d",
+		time.Since(start).Round(time.Millisecond), st.compactions, st.behindOurs, st.behindProm, st.ourMerges, st.promMerges, st.ourOverlaps)
+	want := feedResult{
+		"accepted": {tagOnTime: w.tags[tagOnTime], tagLate: w.tags[tagLate], tagDuplicate: w.tags[tagDuplicate], tagOtherKind: w.tags[tagOtherKind]},
+		"too old":  {tagTooOld: w.tags[tagTooOld]},
+	}
+	require.Equal(t, want, res)
+	// The variant does what it is for: many late samples were accepted
+	// behind the range of both heads, and both DBs wrote blocks that
+	// overlapped others and merged them.
+	require.Greater(t, st.behindOurs, w.tags[tagLate]/20, "late samples accepted behind isotsdb's head range")
+	require.Greater(t, st.behindProm, w.tags[tagLate]/20, "late samples accepted behind Prometheus's in-order head")
+	require.Positive(t, st.ourMerges, "isotsdb merged no overlapping blocks")
+	require.Positive(t, st.promMerges, "Prometheus merged no overlapping blocks")
+
+	engine := promqltest.NewTestEngine(t, false, 0, 50_000_000)
+	phases := []struct {
+		name   string
+		before func()
+	}{
+		{"head", func() {}},
+		{"head after restart", func() {
+			d.close()
+			d.open()
+		}},
+		{"compacted", func() {
+			// The stream ends at lwBase+6h, the newest block at
+			// lwBase+3h20m. A sample of a series no query selects at
+			// lwBase+6h40m makes both heads compactable: both write the
+			// range up to lwBase+5h20m, and the late samples behind it.
+			trigger := labels.FromStrings("__name__", "compaction_trigger")
+			at := lwBase + 6*time.Hour.Milliseconds() + 40*minute
+			for _, app := range []storage.Appender{d.ours.Appender(context.Background()), d.prom.Appender(context.Background())} {
+				_, err := app.Append(0, trigger, at, 1)
+				require.NoError(t, err)
+				require.NoError(t, app.Commit())
+			}
+			require.NoError(t, d.ours.DB().Compact(context.Background()))
+			require.NoError(t, d.prom.Compact(context.Background()))
+			require.Equal(t, lwBase+5*time.Hour.Milliseconds()+20*minute, blocksEnd(d.ours.DB().Blocks()))
+			require.Equal(t, d.prom.Head().MinTime(), blocksEnd(d.ours.DB().Blocks()))
+			require.GreaterOrEqual(t, d.ours.DB().Head().MinTime(), blocksEnd(d.ours.DB().Blocks()), "the head keeps nothing of the blocks' range")
+		}},
+		{"compacted, after restart", func() {
+			d.close()
+			d.open()
+		}},
+	}
+	for _, p := range phases {
+		p.before()
+		start := time.Now()
+		cmp := d.compareQueries(engine, p.name)
+		t.Logf("%s: %d queries, %d float and %d histogram points identical (%s)",
+			p.name, cmp.queries, cmp.floats, cmp.histograms, time.Since(start).Round(time.Millisecond))
+		hints := checkHints(t, p.name+", isotsdb", d.ours)
+		promHints := checkHints(t, p.name+", Prometheus", d.prom)
+		t.Logf("%s: known counter-reset hints right: isotsdb %d, Prometheus %d", p.name, hints, promHints)
+		require.Positive(t, hints)
+		require.Greater(t, cmp.floats, 800_000, "%s: too few float points compared", p.name)
+		require.Greater(t, cmp.histograms, 80_000, "%s: too few histogram points compared", p.name)
+	}
+}
