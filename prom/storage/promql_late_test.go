@@ -83,6 +83,12 @@ type lateParams struct {
 	// compactEvery: the feed compacts both DBs after every compactEvery
 	// commits; 0: never.
 	compactEvery int
+	// steps are the range queries' steps; nil: 15s, 1m and 5m.
+	steps []time.Duration
+	// instants are the scrapes at (and 7s after) which instant queries
+	// run; nil: early ones, those around each block boundary and the last
+	// ones.
+	instants []int64
 }
 
 // narrowLate is TestPromQLOverLateData's workload (see the comment at the
@@ -641,6 +647,9 @@ func (d *lateDBs) compareQueries(engine *promql.Engine, phase string) comparison
 		ks = append(ks, b-1, b, b+1, b+160)
 	}
 	ks = append(ks, last-120, last-20, last-1, last)
+	if d.p.instants != nil {
+		ks = d.p.instants
+	}
 	for _, k := range ks {
 		at := lwBase + k*lwStep
 		instants = append(instants, time.UnixMilli(at), time.UnixMilli(at+7_000))
@@ -663,6 +672,9 @@ func (d *lateDBs) compareQueries(engine *promql.Engine, phase string) comparison
 	}
 	for _, qs := range lateQueries {
 		steps := []time.Duration{15 * time.Second, time.Minute, 5 * time.Minute}
+		if d.p.steps != nil {
+			steps = d.p.steps
+		}
 		if strings.HasSuffix(qs, "]") {
 			steps = nil // a range vector: instant queries only, returning the samples
 		}
