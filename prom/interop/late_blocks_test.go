@@ -130,9 +130,6 @@ func buildLBWorkload() *lbWorkload {
 	return w
 }
 
-// lbMaxT is the time of the workload's newest sample.
-func lbMaxT() int64 { return lbBase + int64(lbScrapes-1)*lbStep + int64(lbSeries-1)*100 }
-
 // errMergeRefused is what mergeRefusingFS returns for a compacted block.
 var errMergeRefused = errors.New("interop: publishing a compacted block refused")
 
