@@ -103,10 +103,15 @@ func (db *DB) finishTruncation(ctx context.Context) error {
 	return nil
 }
 
-// truncateHead drops head data before mint and checkpoints the WAL.
+// truncateHead drops head data before mint, removes the WBL segments that
+// hold only samples before mint and checkpoints the WAL. Each step may be
+// repeated: a failed truncation stays pending and is done again.
 func (db *DB) truncateHead(mint int64) error {
 	h := db.head
 	h.truncate(mint)
 	db.metrics.headTruncations.Inc()
+	if err := db.truncateWBL(mint); err != nil {
+		return err
+	}
 	return db.checkpointWAL(mint)
 }

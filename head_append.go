@@ -73,6 +73,8 @@ func (p *pendingSample) isFloat() bool { return p.h == nil && p.fh == nil }
 // pooled (Head.sampleBufs) with their sample buffers.
 type appendBatch struct {
 	samples []pendingSample
+	// late indexes the samples Commit applied as late ones, for the WBL.
+	late []int
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -358,6 +360,13 @@ func (a *headAppender) Commit() error {
 		return nil
 	}
 	defer a.release()
+	wbl := h.wbl.Load()
+	if wbl != nil {
+		if err := wbl.err(); err != nil {
+			b.clearPending()
+			return fmt.Errorf("tsdb: commit: %w", err)
+		}
+	}
 	if h.wal != nil {
 		if err := a.logCommit(); err != nil {
 			b.clearPending()
@@ -384,9 +393,11 @@ func (a *headAppender) Commit() error {
 		s := p.s
 		s.mu.Lock()
 		reason := reasonOutOfBounds
+		late := false
 		switch {
 		case p.t < minValid:
 		case a.lateWindow > 0 && p.t <= s.lastTLocked():
+			late = true
 			reason = s.appendLateLocked(h, p, id, lowWatermark)
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
@@ -402,6 +413,9 @@ func (a *headAppender) Commit() error {
 		case "":
 			appended++
 			mint, maxt = min(mint, p.t), max(maxt, p.t)
+			if late && wbl != nil {
+				b.late = append(b.late, i)
+			}
 		case reasonOutOfOrder:
 			h.metrics.outOfOrder.Inc()
 		case reasonOutOfBounds:
@@ -417,11 +431,23 @@ func (a *headAppender) Commit() error {
 	if appended > 0 {
 		h.updateTimeRange(mint, maxt)
 	}
+	// The late samples go to the WBL only now: whether a sample is late is
+	// decided under its series' lock while it is applied (a concurrent
+	// commit can make it so). The WAL has the commit already, so the WBL
+	// is a copy; it is written before the commit becomes visible, as
+	// Prometheus does.
+	var wblErr error
+	if len(b.late) > 0 {
+		wblErr = a.logLate(wbl, b)
+	}
 	h.iso.endCommit(&a.tx)
 	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
 	if h.onCommit != nil {
 		h.onCommit()
+	}
+	if wblErr != nil {
+		return fmt.Errorf("tsdb: commit: %w", wblErr)
 	}
 	return nil
 }
@@ -486,6 +512,6 @@ func (h *head) releaseBatch(b *appendBatch) {
 		return
 	}
 	clear(b.samples)
-	b.samples = b.samples[:0]
+	b.samples, b.late = b.samples[:0], b.late[:0]
 	h.sampleBufs.Put(b)
 }

@@ -147,13 +147,22 @@ func (a *headAppender) logCommit() error {
 }
 
 // groupRecords appends to recs the scratch's samples, histograms among
-// them, as a commit group: a CommitGroup record, then one record per kind
-// of sample present (with st, in the V2 types, which hold start times and
-// any schema). The records alias sc.hrecs, valid until the next call.
+// them, as a commit group: a CommitGroup record, then the records of
+// sampleRecords. The records alias sc.hrecs, valid until the next call.
 func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
-	var enc record.Encoder
 	head := len(recs)
 	recs = append(recs, nil) // the CommitGroup record, if needed
+	recs = sc.sampleRecords(recs, st)
+	return sc.closeGroup(recs, head)
+}
+
+// sampleRecords appends to recs one record per kind of sample present in
+// the scratch (with st, in the V2 types, which hold start times and any
+// schema; without, custom-bucket histograms in their own types, as
+// Prometheus writes them). The records alias sc.hrecs[1:], valid until the
+// next call.
+func (sc *walScratch) sampleRecords(recs [][]byte, st bool) [][]byte {
+	var enc record.Encoder
 	switch {
 	case len(sc.samples) == 0:
 	case st:
@@ -172,7 +181,7 @@ func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
 			sc.hrecs[4] = enc.FloatHistogramSamplesV2(sc.fhs, sc.hrecs[4][:0])
 			recs = append(recs, sc.hrecs[4])
 		}
-		return sc.closeGroup(recs, head)
+		return recs
 	}
 	if len(sc.hs) > 0 {
 		var custom []record.RefHistogramSample
@@ -196,7 +205,7 @@ func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
 			recs = append(recs, sc.hrecs[5])
 		}
 	}
-	return sc.closeGroup(recs, head)
+	return recs
 }
 
 // closeGroup finishes the group of records recs[head+1:]: it fills in the
@@ -232,12 +241,30 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	if err != nil {
 		return fmt.Errorf("open WAL: %w", err)
 	}
+	var wbl *wblSource
+	switch want, err := db.wblWanted(); {
+	case err != nil:
+		return errors.Join(err, w.Close())
+	case want:
+		bw, err := db.openWBLLog(reg)
+		if err != nil {
+			return errors.Join(err, w.Close())
+		}
+		wbl = &wblSource{dir: bw.Dir(), w: bw}
+	}
 	start := time.Now()
-	if err := db.head.replayWAL(db.fs, dir, w, db.walMetrics); err != nil {
-		return errors.Join(fmt.Errorf("replay WAL: %w", err), w.Close())
+	if err := db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics); err != nil {
+		err = fmt.Errorf("replay WAL: %w", err)
+		if wbl != nil {
+			err = errors.Join(err, wbl.w.Close())
+		}
+		return errors.Join(err, w.Close())
 	}
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
 	db.head.wal = w
+	if wbl != nil {
+		db.head.wbl.Store(&wblLog{w: wbl.w, segMax: wbl.segMax})
+	}
 	return nil
 }
 
@@ -368,11 +395,12 @@ func segmentSpan(a, b int) string {
 	return fmt.Sprintf("segments %08d to %08d are", a, b)
 }
 
-// replayWAL loads the last checkpoint and the segments after it from dir.
-// A corrupt or torn segment is repaired through w (the log is cut after the
-// last whole record); with w nil (a read-only open) replay stops there with
-// a warning and nothing is written.
-func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) error {
+// replayWAL loads the last checkpoint and the segments after it from dir,
+// then, if wbl is not nil, the WBL (replayWBL). A corrupt or torn segment
+// is repaired through w (the log is cut after the last whole record); with
+// w nil (a read-only open) replay stops there with a warning and nothing
+// is written.
+func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m *walMetrics) error {
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
@@ -417,6 +445,11 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 		return err
 	}
 	rp.flush()
+	if wbl != nil {
+		if err := rp.replayWBL(fsys, wbl); err != nil {
+			return err
+		}
+	}
 	h.raiseLastSeriesRef(rp.maxRef)
 	h.addTombstones(rp.tombs)
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
@@ -454,6 +487,9 @@ type replayer struct {
 	dups map[uint64]uint64
 	// tombs collects the deletions of Tombstones records.
 	tombs map[SeriesRef]tombstones.Intervals
+	// unknownRefs counts the samples of series no record defined: the
+	// WAL's counter, then the WBL's.
+	unknownRefs prometheus.Counter
 	// maxRef is the highest series ref any Samples or Tombstones record
 	// used, defined or not. A series record can be lost with a segment
 	// (accepted with Options.AcceptIncompleteWAL) while samples of its ref
@@ -470,7 +506,7 @@ const replayBatch = 5000
 
 func newReplayer(h *head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
-	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
+	rp := &replayer{h: h, m: m, unknownRefs: m.unknownRefs, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
 		free: make(chan []walSample, 8*n)}
 	rp.shards = make([]chan []walSample, n)
 	rp.pending = make([][]walSample, n)
@@ -496,9 +532,9 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
 		minValid := max(h.minValidTime.Load(), MinSampleTime)
-		// Samples older than their series' newest are late ones while the
-		// out-of-order window is on (head_late.go).
-		late := h.lateWindow.Load() > 0
+		// Samples older than their series' newest are late ones, whatever
+		// the out-of-order window is now: they were accepted when they
+		// were written (head_late.go).
 		for i := range batch {
 			smp := &batch[i]
 			if smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
@@ -513,7 +549,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			switch x := smp.x; {
-			case late && smp.t <= s.lastTLocked():
+			case smp.t <= s.lastTLocked():
 				p := pendingSample{t: smp.t, v: smp.v}
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
@@ -791,7 +827,7 @@ func (rp *replayer) flush() {
 		go rp.work(ch)
 	}
 	if n := rp.unknown.Load(); n > 0 {
-		rp.m.unknownRefs.Add(float64(n))
+		rp.unknownRefs.Add(float64(n))
 		rp.unknown.Add(-n)
 		rp.h.logger.Warn("tsdb: WAL replay skipped samples of series it has no record of", "samples", n)
 	}
