@@ -35,9 +35,8 @@ import (
 //
 // The WAL logs late samples in their commit's records like any other, so
 // a commit replays whole or not at all; replay takes the samples older
-// than their series' newest as late ones while the window is on (with it
-// off they are dropped, as they always were: such a sample was logged by a
-// commit that lost a race for the series and was never applied).
+// than their series' newest as late ones, whatever the window is then.
+// The commit also copies them to the WBL, for Prometheus (see wal.go).
 
 // lateOpenMax is the number of samples of a series' open late buffer; the
 // next late sample encodes them into chunks.

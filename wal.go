@@ -72,9 +72,62 @@ import (
 // so the argument above holds unchanged: a commit with in-order and late
 // samples is one Samples record or one commit group, and replays whole or
 // not at all. Replay tells late samples by their time (older than their
-// series' newest) and takes them as late ones while the out-of-order
-// window is on. (Prometheus writes late samples to a separate log, the
-// WBL, with no such guarantee; isotsdb does not write one yet.)
+// series' newest) and takes them as late ones whatever the out-of-order
+// window is at replay: they were accepted when they were written, and a
+// user who turns the window off must not lose them. (With the window off
+// at write time, the only samples older than their series' newest in the
+// WAL are those of a commit that lost a race for a series to a commit
+// logged after it; Commit dropped them, replay now takes them. Late
+// samples before the head's appendable range are dropped and counted, as
+// before.)
+
+// The WBL. Prometheus logs every sample to its WAL and, in addition, the
+// late ones to a second log, the WBL (wbl/ next to wal/, the same segment
+// format), and on replay it drops late samples from the WAL and takes them
+// from the WBL. So that Prometheus can open an isotsdb directory with late
+// samples, isotsdb writes a WBL too (wbl.go), whenever the window is on or
+// a wbl/ directory with segments exists at Open. Its segment size,
+// compression and sync policy are the WAL's.
+//
+// After a commit has logged its records to the WAL and applied its
+// samples, it logs the samples it applied as late ones (only then is it
+// known which they are: a concurrent commit can make a sample late) to
+// the WBL, before the commit becomes visible: a WBLCopy record (isotsdb's
+// type 201, which Prometheus's WBL replay skips as unknown) saying that
+// the next N records are copies of samples already in this DB's WAL, then
+// N sample records in the types the WAL uses (Samples, the histogram
+// types, custom-bucket histograms in their own). A commit without late
+// samples does not touch the WBL. With Options.WALSyncEveryCommit the WBL
+// is fsynced too before Commit returns. A failed WBL write fails the
+// Commit with ErrWBL (its samples are applied and in the WAL) and every
+// later Commit until the DB is reopened.
+//
+// The WAL stays authoritative: replay skips the records a WBLCopy record
+// announces. Were they replayed, a crash that tore a commit in the WAL
+// after its WBL records were written (the logs are separate files, each
+// synced on its own) would bring back the late half of a commit whose
+// other half is lost: the whole-or-nothing promise would break. A crash
+// between a commit's WAL and WBL writes leaves its late samples in the
+// WAL only: isotsdb replays them, Prometheus would not see them (it has
+// the same window between its two logs).
+//
+// Sample records in the WBL without a WBLCopy record before them were
+// written by Prometheus. Replay applies them after the whole WAL as late
+// samples: a sample that the WAL replay already applied is a no-op (the
+// head's duplicate rule), so Prometheus's double logging is harmless.
+// Prometheus's MmapMarkers records are decoded and ignored: isotsdb reads
+// no chunks_head/ files, and the samples a marker stands for are still in
+// the WBL's sample records before it. A torn or damaged WBL is repaired
+// like the WAL (cut after its last whole record; a run of copies the log
+// ends inside is cut whole) and never costs the WAL anything.
+//
+// Truncation (truncateWBL): the WBL must hold every late sample that is
+// not in a block, since Prometheus takes late samples from it alone. The
+// DB keeps, per WBL segment, the greatest sample time logged into it (or
+// read from it at replay). When the head is truncated at mint after its
+// range went into a block, the active segment is completed if it holds
+// samples, and the oldest segments whose greatest time is before mint are
+// removed (a prefix only: Prometheus reads the segments without a gap).
 
 // walScratch holds an appender's encoding buffers; the head pools them.
 type walScratch struct {
