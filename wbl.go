@@ -138,11 +138,12 @@ func (db *DB) ensureWBL() error {
 	return nil
 }
 
-// closeWBL closes the WBL, if open.
+// closeWBL closes the WBL, if open. Its error wraps ErrWBL (a failed WBL
+// returns its sticky failure).
 func (db *DB) closeWBL() error {
 	if l := db.head.wbl.Load(); l != nil {
 		if err := l.w.Close(); err != nil {
-			return fmt.Errorf("tsdb: close WBL: %w", err)
+			return fmt.Errorf("tsdb: close WBL: %w: %w", ErrWBL, err)
 		}
 	}
 	return nil

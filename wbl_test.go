@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"path"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -546,4 +548,77 @@ func TestWBLCorruptionIsTyped(t *testing.T) {
 	err = rp.readWBL(wlog.NewReader(sr), &wblSource{dir: "wbl", segMax: map[int]int64{}})
 	require.ErrorIs(t, err, corrupt.ErrCorrupt)
 	require.ErrorIs(t, err, errTornCommit)
+}
+
+// TestWBLWriteFailure: a commit whose WBL write fails returns ErrWBL (not
+// ErrWAL) with its samples applied and in the WAL; every later commit
+// fails with ErrWBL before it logs or applies anything; after a reopen
+// the first commit's samples are all there and commits work again.
+func TestWBLWriteFailure(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	appendKinds(t, db, 1000, 1)
+	fsys.SetHook(func(op vfs.Op, p string) error {
+		if op == vfs.OpWrite && strings.HasPrefix(p, "data/wbl/") {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	app := db.Appender(ctx)
+	_, err = app.Append(0, labels.FromStrings("__name__", "f"), 500, 2)
+	require.NoError(t, err)
+	err = app.Commit()
+	require.ErrorIs(t, err, ErrWBL)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.NotErrorIs(t, err, ErrWAL)
+	fsys.SetHook(nil)
+	require.Len(t, readSeries(t, db, math.MinInt64, math.MaxInt64, "f")["f"], 2, "the failed commit's samples are applied")
+
+	app = db.Appender(ctx)
+	_, err = app.Append(0, labels.FromStrings("__name__", "f"), 2000, 3)
+	require.NoError(t, err)
+	require.ErrorIs(t, app.Commit(), ErrWBL, "later commits fail too")
+	require.Len(t, readSeries(t, db, math.MinInt64, math.MaxInt64, "f")["f"], 2, "and apply nothing")
+	require.ErrorIs(t, db.Close(), ErrWBL)
+
+	db, err = Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	require.Equal(t, []string{hsample{t: 500, f: 2}.key(), hsample{t: 1000, f: 1}.key()},
+		keys(readSeries(t, db, math.MinInt64, math.MaxInt64, "f")["f"]))
+	appendKinds(t, db, 700, 4)
+	require.NoError(t, db.Close())
+}
+
+// TestWBLReadOnly: OpenReadOnly replays Prometheus's WBL records like Open
+// and writes nothing, not even to repair a torn run.
+func TestWBLReadOnly(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	app := db.Appender(ctx)
+	ref, err := app.Append(0, labels.FromStrings("__name__", "f"), 1000, 1)
+	require.NoError(t, err)
+	_, err = app.Append(ref, labels.FromStrings("__name__", "f"), 2000, 2)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+	require.NoError(t, db.Close())
+	w, err := wlog.Open(nil, nil, fsys, "data/wbl", wlog.Options{})
+	require.NoError(t, err)
+	var enc record.Encoder
+	require.NoError(t, w.Log(
+		enc.Samples([]record.RefSample{{Ref: uint64(ref), T: 1500, V: 15}}, nil),
+		enc.WBLCopy(2, nil), enc.Samples([]record.RefSample{{Ref: uint64(ref), T: 1600, V: 16}}, nil),
+	))
+	require.NoError(t, w.Close())
+	before := fsys.Dump()
+
+	o := DefaultOptions()
+	o.FS = fsys
+	db, err = OpenReadOnly("data", nil, o)
+	require.NoError(t, err)
+	require.Equal(t, []string{hsample{t: 1000, f: 1}.key(), hsample{t: 1500, f: 15}.key(), hsample{t: 2000, f: 2}.key()},
+		keys(readSeries(t, db, math.MinInt64, math.MaxInt64, "f")["f"]))
+	require.NoError(t, db.Close())
+	require.Equal(t, before, fsys.Dump(), "a read-only open writes nothing")
 }
