@@ -108,8 +108,16 @@ import (
 // synced on its own) would bring back the late half of a commit whose
 // other half is lost: the whole-or-nothing promise would break. A crash
 // between a commit's WAL and WBL writes leaves its late samples in the
-// WAL only: isotsdb replays them, Prometheus would not see them (it has
-// the same window between its two logs).
+// WAL only (Prometheus has the same window between its two logs), and so
+// does a commit that applied in order a sample that the WAL's order makes
+// late (it lost a race for the series to a commit logged after it). So
+// Open, after the replay, copies to the WBL the late samples it took from
+// the WAL that the WBL does not hold (recopyLate; replay classifies by the
+// WAL's order, as Prometheus's does). Prometheus opening the directory
+// before isotsdb opens it again would still miss them. The opposite case,
+// WBL copies of a commit that the WAL lost (each log is synced on its
+// own), is harmless to isotsdb, which skips copies; Prometheus would
+// replay them.
 //
 // Sample records in the WBL without a WBLCopy record before them were
 // written by Prometheus. Replay applies them after the whole WAL as late
@@ -316,7 +324,11 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
 	db.head.wal = w
 	if wbl != nil {
-		db.head.wbl.Store(&wblLog{w: wbl.w, segMax: wbl.segMax})
+		l := &wblLog{w: wbl.w, segMax: wbl.segMax}
+		db.head.wbl.Store(l)
+		if err := db.head.recopyLate(l, wbl.missing); err != nil {
+			return errors.Join(fmt.Errorf("replay WAL: %w", err), wbl.w.Close(), w.Close())
+		}
 	}
 	return nil
 }
@@ -457,6 +469,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
+	rp.collectLate.Store(wbl != nil && wbl.w != nil)
 
 	from := 0
 	cpDir, cpIdx, err := wlog.LastCheckpoint(fsys, dir)
@@ -499,8 +512,12 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	}
 	rp.flush()
 	if wbl != nil {
+		rp.collectLate.Store(false)
 		if err := rp.replayWBL(fsys, wbl); err != nil {
 			return err
+		}
+		if wbl.w != nil {
+			wbl.missing = rp.missingFromWBL(wbl.present)
 		}
 	}
 	h.raiseLastSeriesRef(rp.maxRef)
@@ -551,7 +568,13 @@ type replayer struct {
 	maxRef uint64
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
-	lastProgress              time.Time
+
+	// collectLate: the workers record in late the samples they take as
+	// late ones (see wblSource.missing); lateMu protects late.
+	collectLate  atomic.Bool
+	lateMu       sync.Mutex
+	late         []seriesTime
+	lastProgress time.Time
 }
 
 // replayBatch is the number of samples sent to a worker at once.
@@ -579,6 +602,8 @@ func (rp *replayer) work(ch <-chan []walSample) {
 	for batch := range ch {
 		var applied, unknown, dropped int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+		collect := rp.collectLate.Load()
+		var late []seriesTime
 		// Samples before minValidTime are in blocks already: the WAL still
 		// holds them when the process stopped between publishing a block
 		// and truncating the head.
@@ -608,6 +633,9 @@ func (rp *replayer) work(ch <-chan []walSample) {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
 				reason = s.appendLateLocked(h, &p, 0, 0)
+				if collect && reason == "" {
+					late = append(late, seriesTime{ref: smp.ref, t: smp.t})
+				}
 			case x == nil:
 				reason = s.appendFloatLocked(h, 0, smp.t, smp.v, 0, 0)
 			case x.h == nil && x.fh == nil:
@@ -625,6 +653,11 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		}
 		if applied > 0 {
 			h.updateTimeRange(mint, maxt)
+		}
+		if len(late) > 0 {
+			rp.lateMu.Lock()
+			rp.late = append(rp.late, late...)
+			rp.lateMu.Unlock()
 		}
 		rp.samples.Add(applied)
 		rp.unknown.Add(unknown)

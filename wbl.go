@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -253,6 +254,93 @@ type wblSource struct {
 	dir    string
 	w      *wlog.WL
 	segMax map[int]int64
+	// present are the samples the WBL holds (copies and Prometheus's),
+	// head refs; missing, after replayWAL, the late samples replay took
+	// from the WAL that the WBL lacks (see recopyLate). Both only with w.
+	present []seriesTime
+	missing []seriesTime
+}
+
+// seriesTime names a sample by its series (head ref) and time.
+type seriesTime struct {
+	ref uint64
+	t   int64
+}
+
+func cmpSeriesTime(a, b seriesTime) int {
+	if a.ref != b.ref {
+		if a.ref < b.ref {
+			return -1
+		}
+		return 1
+	}
+	return cmpInt64(a.t, b.t)
+}
+
+// missingFromWBL returns the late samples the WAL replay took (rp.late)
+// that are not in present, sorted. It sorts both.
+func (rp *replayer) missingFromWBL(present []seriesTime) []seriesTime {
+	rp.lateMu.Lock()
+	late := rp.late
+	rp.late = nil
+	rp.lateMu.Unlock()
+	slices.SortFunc(late, cmpSeriesTime)
+	slices.SortFunc(present, cmpSeriesTime)
+	late = slices.CompactFunc(late, func(a, b seriesTime) bool { return a == b })
+	out := late[:0]
+	j := 0
+	for _, st := range late {
+		for j < len(present) && cmpSeriesTime(present[j], st) < 0 {
+			j++
+		}
+		if j < len(present) && present[j] == st {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// recopyLate logs to the WBL, as copies, the late samples of missing that
+// the head still holds: late samples that replay took from the WAL and
+// the WBL lacks. A crash between a commit's WAL and WBL writes leaves
+// such samples (the WBL is written second, and each log is synced on its
+// own), and so does a commit that applied a sample in order which the
+// WAL's order makes late (two commits racing for a series). Prometheus
+// takes late samples from the WBL only; without the copy it would not
+// see them. Replay classifies by the WAL's order, as Prometheus's does.
+// Called by Open before the DB is used.
+func (h *head) recopyLate(l *wblLog, missing []seriesTime) error {
+	const run = 5000 // samples per WBL write
+	for len(missing) > 0 {
+		n := min(len(missing), run)
+		a := &headAppender{head: h}
+		b := &appendBatch{}
+		for _, st := range missing[:n] {
+			s := h.series.getByRef(SeriesRef(st.ref))
+			if s == nil {
+				continue
+			}
+			s.mu.Lock()
+			p, ok := s.sampleAtLocked(st.t)
+			s.mu.Unlock()
+			if !ok {
+				continue
+			}
+			p.s = s
+			b.late = append(b.late, len(b.samples))
+			b.samples = append(b.samples, *p)
+		}
+		missing = missing[n:]
+		if len(b.late) == 0 {
+			continue
+		}
+		if err := a.logLate(l, b); err != nil {
+			return fmt.Errorf("copy late samples of the WAL to the WBL: %w", err)
+		}
+		h.logger.Info("tsdb: copied late samples that the WBL lacked from the WAL", "samples", len(b.late))
+	}
+	return nil
 }
 
 // replayWBL reads the WBL after the WAL (see wal.go). A corrupt or torn
@@ -303,9 +391,31 @@ func (rp *replayer) replayWBL(fsys vfs.FS, src *wblSource) error {
 func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 	var copyLeft, copySeg int // records of a WBLCopy run still to come; its segment
 	var copyOff int64         // offset of the WBLCopy record's last byte
-	note := func(seg int, t int64) {
+	runStart := 0             // len(src.present) at the run's WBLCopy record
+	// inRun turns damage inside a run of copies into damage at the run's
+	// WBLCopy record, so that the repair cuts the run whole and nothing
+	// logged later is taken for the rest of it; the run's samples are not
+	// present in the WBL then.
+	inRun := func(err error) error {
+		if copyLeft == 0 {
+			return err
+		}
+		src.present = src.present[:runStart]
+		what := fmt.Errorf("%w: the WBL ends %d records before the end of a run of copies", errTornCommit, copyLeft)
+		if err != nil {
+			what = fmt.Errorf("%w: a run of copies is damaged %d records before its end: %w", errTornCommit, copyLeft, err)
+		}
+		return corrupt.At(wlog.SegmentName(src.dir, copySeg), copyOff, what)
+	}
+	note := func(seg int, ref uint64, t int64) {
 		if m, ok := src.segMax[seg]; !ok || t > m {
 			src.segMax[seg] = t
+		}
+		if src.w != nil {
+			if d, ok := rp.dups[ref]; ok {
+				ref = d
+			}
+			src.present = append(src.present, seriesTime{ref: ref, t: t})
 		}
 	}
 	var markers []record.RefMmapMarker
@@ -317,17 +427,17 @@ func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 		case record.WBLCopy:
 			n, err := rp.dec.WBLCopy(rec)
 			if err != nil {
-				return rp.corrupt(r, src.dir, err)
+				return inRun(rp.corrupt(r, src.dir, err))
 			}
-			copyLeft, copySeg, copyOff = n, seg, r.Offset()-1
+			copyLeft, copySeg, copyOff, runStart = n, seg, r.Offset()-1, len(src.present)
 			continue
 		case record.Samples, record.SamplesV2:
 			var err error
 			if rp.floats, err = rp.dec.Samples(rec, rp.floats[:0]); err != nil {
-				return rp.corrupt(r, src.dir, err)
+				return inRun(rp.corrupt(r, src.dir, err))
 			}
 			for _, smp := range rp.floats {
-				note(seg, smp.T)
+				note(seg, smp.Ref, smp.T)
 				if isCopy {
 					continue
 				}
@@ -340,10 +450,10 @@ func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
 			var err error
 			if rp.hists, err = rp.dec.HistogramSamples(rec, rp.hists[:0]); err != nil {
-				return rp.corrupt(r, src.dir, err)
+				return inRun(rp.corrupt(r, src.dir, err))
 			}
 			for _, smp := range rp.hists {
-				note(seg, smp.T)
+				note(seg, smp.Ref, smp.T)
 				if !isCopy {
 					rp.dispatch(walSample{ref: smp.Ref, t: smp.T, x: &walExtra{st: smp.ST, h: smp.H}})
 				}
@@ -352,10 +462,10 @@ func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 		case record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
 			var err error
 			if rp.fhists, err = rp.dec.FloatHistogramSamples(rec, rp.fhists[:0]); err != nil {
-				return rp.corrupt(r, src.dir, err)
+				return inRun(rp.corrupt(r, src.dir, err))
 			}
 			for _, smp := range rp.fhists {
-				note(seg, smp.T)
+				note(seg, smp.Ref, smp.T)
 				if !isCopy {
 					rp.dispatch(walSample{ref: smp.Ref, t: smp.T, x: &walExtra{st: smp.ST, fh: smp.FH}})
 				}
@@ -364,7 +474,7 @@ func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 		case record.MmapMarkers:
 			var err error
 			if markers, err = rp.dec.MmapMarkers(rec, markers[:0]); err != nil {
-				return rp.corrupt(r, src.dir, err)
+				return inRun(rp.corrupt(r, src.dir, err))
 			}
 		default:
 			// Neither writer puts anything else into a WBL. Never
@@ -380,11 +490,9 @@ func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 	}
 	err := r.Err()
 	if copyLeft > 0 {
-		// The log ends inside a run of copies: the write that logged it
-		// was torn. Have the log cut before the run, so that records
-		// logged from now on are not taken for the rest of it.
-		err = corrupt.At(wlog.SegmentName(src.dir, copySeg), copyOff,
-			fmt.Errorf("%w: the WBL ends %d records before the end of a run of copies", errTornCommit, copyLeft))
+		// The log ends (or is damaged) inside a run of copies: the write
+		// that logged it was torn.
+		err = inRun(err)
 	}
 	return err
 }

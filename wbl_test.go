@@ -622,3 +622,43 @@ func TestWBLReadOnly(t *testing.T) {
 	require.NoError(t, db.Close())
 	require.Equal(t, before, fsys.Dump(), "a read-only open writes nothing")
 }
+
+// TestWBLRecopy: late samples that the WAL holds and the WBL lacks (a
+// crash between a commit's two writes) are copied to the WBL by the next
+// Open, once; copies already there and Prometheus's records count as
+// present.
+func TestWBLRecopy(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	appendKinds(t, db, 1000, 1)
+	appendKinds(t, db, 500, 2)
+	appendKinds(t, db, 2000, 3)
+	appendKinds(t, db, 600, 4)
+	require.NoError(t, db.Close())
+	all, runs := readWBLDir(t, fsys, "data/wbl")
+	require.Len(t, all, 8)
+	require.Equal(t, 2, runs)
+
+	// Lose the second run, as a crash before its write would.
+	b, err := fsys.ReadFile("data/wbl/00000000")
+	require.NoError(t, err)
+	r := wlog.NewReader(bytes.NewReader(b))
+	var cut int64
+	for i := 0; r.Next(); i++ {
+		if i == 4 { // the first run: WBLCopy and 4 sample records
+			cut = r.Offset()
+		}
+	}
+	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
+	got, _ := readWBLDir(t, fsys, "data/wbl")
+	require.Len(t, got, 4)
+
+	for range 2 { // the second Open finds nothing to copy
+		db, err = Open("data", nil, nil, wblTestOptions(fsys))
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+		got, _ = readWBLDir(t, fsys, "data/wbl")
+		require.ElementsMatch(t, all, got)
+	}
+}
