@@ -191,22 +191,28 @@ func (a *headAppender) logLate(l *wblLog, b *appendBatch) error {
 	return err
 }
 
-// truncateWBL removes the oldest WBL segments that hold no late sample at
-// or after mint. It first starts a new segment if the active one holds
-// samples, so that a later truncation can remove it.
+// truncateWBL removes the oldest WBL segments whose samples are all older
+// than both mint and the oldest sample the head still holds. It first
+// starts a new segment if the active one holds samples, so that a later
+// truncation can remove it.
 //
 // Contract: the WBL must keep every late sample that is not in a block,
 // for Prometheus, which takes late samples from the WBL only. The caller
-// guarantees that every sample before mint is in a block (or was
-// dropped): truncateHead calls it after the head's range before mint went
-// into a block. Only a prefix of the segments is removed (Prometheus
-// reads the WBL's segments without a gap), so a segment with a sample at
-// or after mint keeps every later one too.
+// guarantees that every sample before mint that is not in the head is in
+// a block (or was dropped): truncateHead calls it after the head's range
+// before mint went into a block and the head was truncated. The head's
+// oldest sample is read under wblLog.mu, which a commit takes to log its
+// late samples after it applied them (and widened the head's time range):
+// a late sample older than mint that stays in the head, or arrives
+// meanwhile, keeps its segment (it is either counted in the head's range
+// or logged after the cut, into the new segment). Only a prefix of the
+// segments is removed (Prometheus reads the WBL's segments without a
+// gap), so a segment with a sample at or after the bound keeps every
+// later one too.
 //
 // To bound the removal by a segment as well (for a caller that put late
-// samples behind the head's range into blocks and knows the last WBL
-// segment that held them), add a beforeSegment parameter and truncate at
-// min(cut, beforeSegment).
+// samples into blocks and knows the last WBL segment that held them), add
+// a beforeSegment parameter and truncate at min(cut, beforeSegment).
 //
 // The caller holds DB.cmtx. Takes wblLog.mu. Without a WBL it does nothing.
 func (db *DB) truncateWBL(mint int64) error {
@@ -216,6 +222,7 @@ func (db *DB) truncateWBL(mint int64) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	bound := min(mint, db.head.MinTime())
 	active := l.w.ActiveSegment()
 	if _, ok := l.segMax[active]; ok {
 		var err error
@@ -231,7 +238,7 @@ func (db *DB) truncateWBL(mint int64) error {
 	}
 	cut := active
 	for s := max(first, 0); s < active; s++ {
-		if m, ok := l.segMax[s]; ok && m >= mint {
+		if m, ok := l.segMax[s]; ok && m >= bound {
 			cut = s
 			break
 		}
