@@ -109,6 +109,23 @@ func TestLateBehindHead(t *testing.T) {
 	require.Less(t, db.Head().MinTime(), 4*hour, "the head holds the late samples before its range")
 	check("late samples before the head's range, from the head")
 
+	// Delete covers them (and the block's samples of the range), and
+	// keeps covering them through compaction, below.
+	require.NoError(t, db.Delete(context.Background(), 2*hour, 2*hour+30*60_000, labels.MustNewMatcher(labels.MatchEqual, "i", "0")))
+	k := lsets[0].String()
+	want[k] = slices.DeleteFunc(want[k], func(s sample) bool { return s.T >= 2*hour && s.T <= 2*hour+30*60_000 })
+	check("after a Delete over late samples before the head's range")
+
+	// A snapshot with the head holds them.
+	require.NoError(t, db.Snapshot("snap", true))
+	sdb, err := Open("snap", nil, nil, &Options{FS: fs, NoWAL: true, NoLockfile: true})
+	require.NoError(t, err)
+	sq, err := sdb.Querier(MinSampleTime, MaxSampleTime)
+	require.NoError(t, err)
+	require.Equal(t, sortedWant(want), querySamples(t, sq), "snapshot")
+	require.NoError(t, sq.Close())
+	require.NoError(t, sdb.Close())
+
 	// Restart: WAL replay takes them as late ones.
 	require.NoError(t, db.Close())
 	db, _ = openTestDB(t, opts)
