@@ -648,3 +648,5 @@ func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64
 }
 func (a closedAppender) Commit() error   { return a.err }
 func (a closedAppender) Rollback() error { return nil }
+
+func (a closedAppender) SetOptions(AppendOptions) {}

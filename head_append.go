@@ -45,6 +45,22 @@ type Appender interface {
 	Commit() error
 	// Rollback discards all buffered samples.
 	Rollback() error
+	// SetOptions applies o to the Appends that follow.
+	SetOptions(o AppendOptions)
+}
+
+// AppendOptions change what an Appender accepts; the zero value is the
+// default.
+type AppendOptions struct {
+	// RejectLate makes Append treat a late sample (head_late.go) as it
+	// would with the out-of-order window off: ErrOutOfOrderSample if it is
+	// older than its series' newest, ErrOutOfBounds if it is before the
+	// head's appendable range. It is Prometheus's DiscardOutOfOrder and
+	// RejectOutOfOrder, and like the latter it is decided at Append: a
+	// sample that becomes late only at Commit (a concurrent commit wrote
+	// a newer sample to its series first) is still stored as a late one
+	// while the window is on.
+	RejectLate bool
 }
 
 // errNoop marks a re-append of a series' newest sample with identical value
@@ -93,6 +109,7 @@ type headAppender struct {
 	// lateMin is then the oldest time a late sample may have: the head's
 	// newest sample at creation minus the window (head_late.go).
 	lateWindow, lateMin int64
+	rejectLate          bool // AppendOptions.RejectLate
 
 	*appendBatch // nil until the first Append
 
@@ -176,7 +193,7 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	behind := false
 	if t < a.minValidTime {
 		switch {
-		case t < MinSampleTime || a.lateWindow == 0:
+		case t < MinSampleTime || a.lateWindow == 0 || a.rejectLate:
 			return 0, a.outOfBounds(lset, t)
 		case t < a.lateMin:
 			return 0, a.tooOld(lset, t)
@@ -225,7 +242,7 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	if !behind {
 		err = s.appendableLocked(b, &p)
 	}
-	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 {
+	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 && !a.rejectLate {
 		err = a.lateAppendableLocked(s, &p)
 		late = err == nil
 	}
@@ -257,6 +274,9 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	b.samples = append(b.samples, p)
 	return s.ref, nil
 }
+
+// SetOptions implements Appender.
+func (a *headAppender) SetOptions(o AppendOptions) { a.rejectLate = o.RejectLate }
 
 // lateAppendableLocked checks p, older than the series' newest sample or
 // than one the appender buffered for it, as a late sample: nil if it may
