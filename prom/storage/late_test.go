@@ -2,14 +2,13 @@ package promstorage_test
 
 import (
 	"context"
-
-	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"testing"
 	"time"
 
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
