@@ -3,6 +3,7 @@ package tsdb
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -310,4 +311,48 @@ func overlappingBlocksSeen(t *testing.T, db *DB) int {
 		}
 	}
 	return n
+}
+
+// TestLateBehindHeadExtremeWindow: the largest window reaches back
+// thousands of centuries; late samples there go into blocks of their own
+// ranges like any other, and one beyond it is too old.
+func TestLateBehindHeadExtremeWindow(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := lateOpts(fs, time.Duration(math.MaxInt64))
+	opts.RetentionDuration = time.Duration(math.MaxInt64)
+	db, _ := openTestDB(t, opts)
+	ls := []labels.Labels{labels.FromStrings("__name__", "extreme")}
+	want := map[string][]sample{}
+	behindScrapes(t, db, ls, 0, 4*hour, want)
+
+	app := db.Appender(context.Background())
+	lateMin := 4*hour - 60_000 - time.Duration(math.MaxInt64).Milliseconds()
+	// Retention (its largest value is the window's) will delete the
+	// blocks of the very oldest ranges as the head moves on 2h: the
+	// samples kept to the end are 3h newer.
+	for _, ts := range []int64{lateMin + 3*hour, lateMin + 3*hour + 1, -1e12, -1, hour + 1} {
+		_, err := app.Append(0, ls[0], ts, float64(ts))
+		require.NoError(t, err, "late sample at %d", ts)
+		want[ls[0].String()] = append(want[ls[0].String()], sample{ts, float64(ts)})
+	}
+	require.NoError(t, app.Commit())
+	app = db.Appender(context.Background())
+	_, err := app.Append(0, ls[0], lateMin, 0)
+	require.NoError(t, err, "the oldest sample the window admits")
+	_, err = app.Append(0, ls[0], lateMin-1, 0)
+	require.ErrorIs(t, err, ErrTooOldSample)
+	require.NoError(t, app.Rollback())
+	check := func(stage string) {
+		t.Helper()
+		require.Equal(t, sortedWant(want), fullRead(t, db), stage)
+	}
+	check("in the head")
+	// The next head compaction takes them.
+	behindScrapes(t, db, ls, 4*hour, 6*hour, want)
+	require.NoError(t, db.Compact(context.Background()))
+	check("after compaction")
+	require.GreaterOrEqual(t, db.Head().MinTime(), 4*hour)
+	require.NoError(t, db.Close())
+	db, _ = openTestDB(t, opts)
+	check("after reopening")
 }
