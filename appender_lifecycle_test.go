@@ -312,7 +312,7 @@ func TestLeakedAppenderReleased(t *testing.T) {
 	}()
 	require.Equal(t, int64(3), db.head.NumSeries())
 	require.Equal(t, 1.0, gauge(t, reg, "tsdb_head_open_appenders"))
-	db.head.truncate(0)
+	db.head.truncate(0, 0)
 	require.Equal(t, int64(3), db.head.NumSeries(), "pending series are kept while the appender may commit")
 
 	deadline := time.Now().Add(20 * time.Second)
@@ -323,7 +323,7 @@ func TestLeakedAppenderReleased(t *testing.T) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	db.head.truncate(0)
+	db.head.truncate(0, 0)
 	require.Equal(t, int64(0), db.head.NumSeries(), "the leaked appender's series were removable")
 	require.Contains(t, logBuf.String(), "Appender was neither committed nor rolled back")
 	require.Contains(t, logBuf.String(), "TestLeakedAppenderReleased")
@@ -364,7 +364,7 @@ func TestLeakedAppenderUntracked(t *testing.T) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	db.head.truncate(0)
+	db.head.truncate(0, 0)
 	require.Equal(t, int64(0), db.head.NumSeries())
 	require.NotContains(t, logBuf.String(), "Appender was neither")
 }

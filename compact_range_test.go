@@ -81,7 +81,7 @@ func TestHeadMinTimeAfterTruncation(t *testing.T) {
 	// A head truncated to nothing is empty again.
 	db2, _ := openTestDB(t, nil)
 	appendRange(t, db2, labels.FromStrings("__name__", "a"), 0, hour)
-	db2.head.truncate(2 * hour)
+	db2.head.truncate(2*hour, 0)
 	require.Equal(t, int64(math.MaxInt64), db2.Head().MinTime())
 	require.Equal(t, int64(math.MinInt64), db2.Head().MaxTime())
 }
@@ -174,7 +174,7 @@ func TestTruncateRacingCommits(t *testing.T) {
 				return
 			default:
 			}
-			h.truncate(base - 3600_000) // drops nothing
+			h.truncate(base-3600_000, 0) // drops nothing
 			k++
 		}
 	}()

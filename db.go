@@ -53,6 +53,8 @@ type DB struct {
 	// pendingTrunc is the head truncation that a cancelled compaction left
 	// to do, nil if none. Protected by cmtx.
 	pendingTrunc *pendingTruncation
+	// lateGen numbers head compactions, for freezeLate. Protected by cmtx.
+	lateGen uint64
 	// skipped are the blocks Open skipped as corrupt (see loadBlocks); set
 	// by Open, read-only after.
 	skipped []skippedBlock
@@ -660,3 +662,5 @@ func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64
 }
 func (a closedAppender) Commit() error   { return a.err }
 func (a closedAppender) Rollback() error { return nil }
+
+func (a closedAppender) SetOptions(AppendOptions) {}

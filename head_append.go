@@ -45,6 +45,22 @@ type Appender interface {
 	Commit() error
 	// Rollback discards all buffered samples.
 	Rollback() error
+	// SetOptions applies o to the Appends that follow.
+	SetOptions(o AppendOptions)
+}
+
+// AppendOptions change what an Appender accepts; the zero value is the
+// default.
+type AppendOptions struct {
+	// RejectLate makes Append treat a late sample (head_late.go) as it
+	// would with the out-of-order window off: ErrOutOfOrderSample if it is
+	// older than its series' newest, ErrOutOfBounds if it is before the
+	// head's appendable range. It is Prometheus's DiscardOutOfOrder and
+	// RejectOutOfOrder, and like the latter it is decided at Append: a
+	// sample that becomes late only at Commit (a concurrent commit wrote
+	// a newer sample to its series first) is still stored as a late one
+	// while the window is on.
+	RejectLate bool
 }
 
 // errNoop marks a re-append of a series' newest sample with identical value
@@ -95,6 +111,7 @@ type headAppender struct {
 	// lateMin is then the oldest time a late sample may have: the head's
 	// newest sample at creation minus the window (head_late.go).
 	lateWindow, lateMin int64
+	rejectLate          bool // AppendOptions.RejectLate
 
 	*appendBatch // nil until the first Append
 
@@ -173,11 +190,17 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		return 0, ErrAppenderClosed
 	}
 	h := a.head
+	// behind: before the head's appendable range but within the
+	// out-of-order window, so late whatever the series holds (head_late.go).
+	behind := false
 	if t < a.minValidTime {
-		if a.lateWindow > 0 && t < a.lateMin {
+		switch {
+		case t < MinSampleTime || a.lateWindow == 0 || a.rejectLate:
+			return 0, a.outOfBounds(lset, t)
+		case t < a.lateMin:
 			return 0, a.tooOld(lset, t)
 		}
-		return 0, a.outOfBounds(lset, t)
+		behind = true
 	}
 	if h.closed.Load() {
 		return 0, fmt.Errorf("tsdb: append: %w", ErrClosed)
@@ -217,9 +240,11 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		s.mu.Unlock()
 		s = nil
 	}
-	err = s.appendableLocked(b, &p)
 	late := false
-	if err == ErrOutOfOrderSample && a.lateWindow > 0 {
+	if !behind {
+		err = s.appendableLocked(b, &p)
+	}
+	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 && !a.rejectLate {
 		err = a.lateAppendableLocked(s, &p)
 		late = err == nil
 	}
@@ -252,6 +277,9 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	return s.ref, nil
 }
 
+// SetOptions implements Appender.
+func (a *headAppender) SetOptions(o AppendOptions) { a.rejectLate = o.RejectLate }
+
 // lateAppendableLocked checks p, older than the series' newest sample or
 // than one the appender buffered for it, as a late sample: nil if it may
 // be added, ErrTooOldSample if it is older than the window allows, and
@@ -263,7 +291,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 		return ErrTooOldSample
 	}
 	if q, ok := s.sampleAtLocked(p.t); ok {
-		return sameTimeOrder(p, q)
+		return sameStoredSample(p, q)
 	}
 	return nil
 }
@@ -395,10 +423,13 @@ func (a *headAppender) Commit() error {
 		reason := reasonOutOfBounds
 		late := false
 		switch {
-		case p.t < minValid:
-		case a.lateWindow > 0 && p.t <= s.lastTLocked():
+		case a.lateWindow > 0 && (p.t < minValid || p.t <= s.lastTLocked()):
+			// Late, or behind the appendable range (which a compaction
+			// may have raised since Append checked it): Append checked it
+			// against the window.
 			late = true
 			reason = s.appendLateLocked(h, p, id, lowWatermark)
+		case p.t < minValid:
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:

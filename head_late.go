@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -13,8 +14,8 @@ import (
 // Late samples in the head.
 //
 // With Options.OutOfOrderTimeWindow set, a sample older than its series'
-// newest is accepted if it is no older than the head's newest sample minus
-// the window (and lies in the head's appendable range). Such a late sample
+// newest, or older than the head's appendable range, is accepted if it is
+// no older than the head's newest sample minus the window. Such a late sample
 // cannot go into the series' chunks, which only grow at the end; it goes
 // to the series' lateSeries instead: an open buffer of up to lateOpenMax
 // samples kept sorted by time, which is encoded into closed late chunks
@@ -33,10 +34,22 @@ import (
 // lateVisible). Reads capture the late samples they may see in their
 // range and merge them with the in-order samples (headSeries.late).
 //
+// Late samples behind the head's range. A late sample may fall into a
+// range already written into a block. It waits in the head, below the
+// DB's headMint (queriers read the head from its oldest sample on, see
+// newQuerier), until the next head compaction: freezeLate marks every late
+// chunk before the end of the range that compaction writes, the
+// compaction writes each older range holding one into a block of its own
+// (overlapping the block already there; block compaction merges them), and
+// its truncation drops exactly the chunks it marked. Late samples that
+// arrive meanwhile are not marked and wait for the next compaction; the
+// WAL checkpoint keeps their series' samples from the oldest of them on.
+//
 // The WAL logs late samples in their commit's records like any other, so
 // a commit replays whole or not at all; replay takes the samples older
-// than their series' newest as late ones, whatever the window is then.
-// The commit also copies them to the WBL, for Prometheus (see wal.go).
+// than their series' newest as late ones, whatever the window is then,
+// and, while the window is on, those before the head's range. The commit
+// also copies its late samples to the WBL, for Prometheus (see wal.go).
 
 // lateOpenMax is the number of samples of a series' open late buffer; the
 // next late sample encodes them into chunks.
@@ -59,6 +72,10 @@ type lateChunk struct {
 	// ids are the write IDs of its samples in chunk order; nil once every
 	// one of them is visible to all reads (see settledIDs).
 	ids []uint64
+	// gen is the head compaction that is writing the chunk into a block
+	// (freezeLate), 0 while none is. A compaction's truncation drops the
+	// chunks of its generation and older ones, whatever their time.
+	gen uint64
 }
 
 // lateSample is a late sample in the open buffer, or captured by a read:
@@ -83,7 +100,7 @@ func (s *memSeries) hasLateLocked() bool {
 // it is dropped. Requires s.mu held; takes no lock.
 func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64) (reason string) {
 	if q, ok := s.sampleAtLocked(p.t); ok {
-		if sameTimeOrder(p, q) == errNoop {
+		if sameStoredSample(p, q) == errNoop {
 			return ""
 		}
 		return reasonDuplicate
@@ -192,6 +209,55 @@ func (s *memSeries) sampleAtLocked(t int64) (*pendingSample, bool) {
 	return nil, false
 }
 
+// sameStoredSample is sameTimeOrder for q read back from a chunk (by
+// sampleAtLocked): errNoop if p is the sample q is, else
+// ErrDuplicateSampleForTimestamp. A histogram chunk stores its samples in
+// one bucket layout, so an appended histogram may come back with empty
+// buckets it did not have (when a later sample of the chunk added buckets);
+// histograms of the same kind are therefore the same sample if they are
+// equal but for their layouts: their non-empty buckets are.
+func sameStoredSample(p, q *pendingSample) error {
+	if err := sameTimeOrder(p, q); err == errNoop {
+		return err
+	}
+	switch {
+	case p.h != nil && q.h != nil && p.h.Schema == q.h.Schema && p.h.Count == q.h.Count &&
+		math.Float64bits(p.h.Sum) == math.Float64bits(q.h.Sum) &&
+		p.h.ZeroThreshold == q.h.ZeroThreshold && p.h.ZeroCount == q.h.ZeroCount &&
+		(!p.h.UsesCustomBuckets() || slices.Equal(p.h.CustomValues, q.h.CustomValues)) &&
+		sameNonEmptyBuckets(p.h.PositiveBucketSeq(), q.h.PositiveBucketSeq()) &&
+		sameNonEmptyBuckets(p.h.NegativeBucketSeq(), q.h.NegativeBucketSeq()):
+		return errNoop
+	case p.fh != nil && q.fh != nil && p.fh.Schema == q.fh.Schema &&
+		math.Float64bits(p.fh.Count) == math.Float64bits(q.fh.Count) &&
+		math.Float64bits(p.fh.Sum) == math.Float64bits(q.fh.Sum) &&
+		p.fh.ZeroThreshold == q.fh.ZeroThreshold &&
+		math.Float64bits(p.fh.ZeroCount) == math.Float64bits(q.fh.ZeroCount) &&
+		(!p.fh.UsesCustomBuckets() || slices.Equal(p.fh.CustomValues, q.fh.CustomValues)) &&
+		sameNonEmptyBuckets(p.fh.PositiveBucketSeq(), q.fh.PositiveBucketSeq()) &&
+		sameNonEmptyBuckets(p.fh.NegativeBucketSeq(), q.fh.NegativeBucketSeq()):
+		return errNoop
+	}
+	return ErrDuplicateSampleForTimestamp
+}
+
+// sameNonEmptyBuckets reports whether a and b yield the same buckets (index
+// and count) once the empty ones are left out.
+func sameNonEmptyBuckets[C uint64 | float64](a, b iter.Seq[histogram.Bucket[C]]) bool {
+	nonEmpty := func(seq iter.Seq[histogram.Bucket[C]]) []histogram.Bucket[C] {
+		var out []histogram.Bucket[C]
+		for bk := range seq {
+			if bk.Count != 0 {
+				out = append(out, bk)
+			}
+		}
+		return out
+	}
+	return slices.EqualFunc(nonEmpty(a), nonEmpty(b), func(x, y histogram.Bucket[C]) bool {
+		return x.Index == y.Index && x.Count == y.Count
+	})
+}
+
 // chunkSampleAt returns the sample of c at t, if it has one. The caller
 // holds the lock of c's series if c is open.
 func chunkSampleAt(c chunks.Chunk, t int64) (*pendingSample, bool) {
@@ -219,27 +285,72 @@ func readLateSample(it chunks.Iterator, vt chunks.ValueType) lateSample {
 	return ls
 }
 
-// truncateLateLocked drops the late samples before mint and returns the
-// number of chunks dropped. Chunks never straddle mint, a block-range
-// boundary. Requires s.mu held.
-func (s *memSeries) truncateLateLocked(mint int64) int {
+// truncateLateLocked drops the late chunks that head compactions up to
+// generation gen froze (and so wrote into blocks) and returns their
+// number. Late samples frozen by no compaction stay, whatever their time:
+// they arrived after their range was written. Requires s.mu held.
+func (s *memSeries) truncateLateLocked(gen uint64) int {
 	if !s.hasLateLocked() {
 		return 0
 	}
 	l := s.x.late
 	keep := make([]lateChunk, 0, len(l.chunks))
 	for _, c := range l.chunks {
-		if c.maxTime >= mint {
+		if c.gen == 0 || c.gen > gen {
 			keep = append(keep, c)
 		}
 	}
 	dropped := len(l.chunks) - len(keep)
 	l.chunks = keep
-	l.open = slices.DeleteFunc(l.open, func(o lateSample) bool { return o.t < mint })
 	if len(l.chunks) == 0 && len(l.open) == 0 {
 		s.x.late = nil
 	}
 	return dropped
+}
+
+// freezeLate prepares head compaction gen, which writes everything before
+// before into blocks: every series' late samples before before are encoded
+// into late chunks (cutting the open buffer) and those chunks are marked
+// with gen, so that the compaction's truncation drops exactly them. It
+// returns the start of each block range before before-chunkRange (older
+// than the range the compaction writes from the in-order chunks) holding a
+// frozen chunk, ascending: the compaction writes each into a block of its
+// own, which overlaps the blocks already there.
+//
+// Late samples appended after freezeLate went over their series stay in
+// the open buffer or in chunks with gen 0 until a later compaction. The
+// caller holds cmtx; takes each series lock in turn.
+func (h *head) freezeLate(before int64, gen uint64) []int64 {
+	lowWatermark := h.iso.lowWatermark()
+	oldest := before - h.chunkRange
+	starts := map[int64]struct{}{}
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.hasLateLocked() {
+			return
+		}
+		l := s.x.late
+		if len(l.open) > 0 && l.open[0].t < before {
+			l.cut(h, lowWatermark)
+		}
+		for i := range l.chunks {
+			c := &l.chunks[i]
+			if c.maxTime >= before {
+				continue
+			}
+			c.gen = gen
+			if c.minTime < oldest {
+				starts[rangeEnd(c.minTime, h.chunkRange)-h.chunkRange] = struct{}{}
+			}
+		}
+	})
+	out := make([]int64, 0, len(starts))
+	for t := range starts {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // captureLateLocked returns the late samples of the series in [mint, maxt]

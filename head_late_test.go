@@ -2,7 +2,6 @@ package tsdb
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -160,14 +159,17 @@ func TestLateSampleErrors(t *testing.T) {
 	require.NoError(t, db.SetOutOfOrderTimeWindow(2*time.Hour))
 	app = db.Appender(context.Background())
 	_, err = app.Append(0, ls, -500, 1)
-	require.Error(t, err, "more than half a block range back is before the head's appendable range")
-	require.True(t, errors.Is(err, ErrOutOfBounds), "%v", err)
+	require.NoError(t, err, "more than half a block range back, before the head's appendable range but within the window")
+	_, err = app.Append(0, ls, 3600_000-2*3600_000-1, 1)
+	require.ErrorIs(t, err, ErrTooOldSample, "just before the window")
+	_, err = app.Append(0, ls, MinSampleTime-1, 1)
+	require.ErrorIs(t, err, ErrOutOfBounds, "before MinSampleTime, whatever the window")
 	_, err = app.Append(0, ls, 3600_000-29*60_000-1, 1)
 	require.NoError(t, err)
 	require.NoError(t, app.Commit())
 
 	got := fullRead(t, db)["{__name__=\"m\"}"]
-	require.Len(t, got, 61+3)
+	require.Len(t, got, 61+4)
 	for i := 1; i < len(got); i++ {
 		require.Less(t, got[i-1].T, got[i].T)
 	}
@@ -219,4 +221,30 @@ func TestLateIsolation(t *testing.T) {
 		}
 		requireSameSamples(t, before, fullRead(t, db))
 	}
+}
+
+// TestLateRejectOption: AppendOptions.RejectLate makes the following
+// Appends reject late samples as with the window off, and clearing it
+// accepts them again, within one transaction.
+func TestLateRejectOption(t *testing.T) {
+	db, _ := openTestDB(t, lateOpts(vfs.NewMemFS(), 6*time.Hour))
+	ls := labels.FromStrings("__name__", "reject")
+	app := db.Appender(context.Background())
+	_, err := app.Append(0, ls, 4*3600_000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	app = db.Appender(context.Background())
+	app.SetOptions(AppendOptions{RejectLate: true})
+	_, err = app.Append(0, ls, 4*3600_000-1, 2)
+	require.ErrorIs(t, err, ErrOutOfOrderSample)
+	_, err = app.Append(0, ls, 1000, 2)
+	require.ErrorIs(t, err, ErrOutOfBounds, "behind the head's range")
+	_, err = app.Append(0, ls, 4*3600_000+1, 3)
+	require.NoError(t, err, "in-order samples are unaffected")
+	app.SetOptions(AppendOptions{})
+	_, err = app.Append(0, ls, 1000, 4)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+	require.Equal(t, []sample{{1000, 4}, {4 * 3600_000, 1}, {4*3600_000 + 1, 3}}, fullRead(t, db)[`{__name__="reject"}`])
 }

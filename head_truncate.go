@@ -12,10 +12,13 @@ func (h *head) raiseMinValidTime(t int64) {
 	atomicMax(&h.minValidTime, t)
 }
 
-// truncate drops every chunk that ends before mint, and the series left
-// without chunks and without samples buffered by an open Appender. The
-// caller makes sure no reader needs the dropped data any more. Afterwards
-// MinTime is the time of the oldest sample left (never below mint), and
+// truncate drops every in-order chunk that ends before mint, the late
+// chunks that head compactions up to lateGen wrote into blocks (see
+// freezeLate), and the series left without chunks and without samples
+// buffered by an open Appender. The caller makes sure no reader needs the
+// dropped data any more. Afterwards MinTime is the time of the oldest
+// sample left (below mint only for late samples that arrived after their
+// range was written into a block), and
 // the head is empty (MinTime math.MaxInt64, MaxTime math.MinInt64) if none
 // is left, so that the next compaction starts at the oldest data rather
 // than walking the empty ranges after mint.
@@ -32,7 +35,7 @@ func (h *head) raiseMinValidTime(t int64) {
 // Takes rangeMu, each series lock, stripe locks (with a series lock under
 // them), MemPostings.mu, tombsMu (with refTable.mu under it), one at a
 // time except as noted.
-func (h *head) truncate(mint int64) {
+func (h *head) truncate(mint int64, lateGen uint64) {
 	h.raiseMinValidTime(mint)
 
 	h.rangeMu.Lock()
@@ -47,7 +50,7 @@ func (h *head) truncate(mint int64) {
 		s.mu.Lock()
 		had := len(s.chunks)
 		s.truncateChunksLocked(mint)
-		dropped += had - len(s.chunks) + s.truncateLateLocked(mint)
+		dropped += had - len(s.chunks) + s.truncateLateLocked(lateGen)
 		lo, hi := s.lateBoundsLocked()
 		if n := len(s.chunks); n > 0 {
 			lo, hi = min(lo, s.chunks[0].minTime), max(hi, s.chunks[n-1].maxTime)
@@ -70,18 +73,16 @@ func (h *head) truncate(mint int64) {
 		h.postings.Delete(refs)
 		h.numSeries.Add(-int64(len(refs)))
 	}
-	h.truncateTombstones(mint)
-
 	h.rangeMu.Lock()
 	oldest, newest = min(oldest, h.truncMin), max(newest, h.truncMax)
 	if oldest == math.MaxInt64 {
 		h.minTime.Store(math.MaxInt64)
 		h.maxTime.Store(math.MinInt64)
 	} else {
-		// A chunk never straddles mint (chunks are cut at range
-		// boundaries and mint is one), but nothing before mint is the
-		// head's to serve in any case.
-		h.minTime.Store(max(oldest, mint))
+		// In-order chunks never straddle mint (they are cut at range
+		// boundaries and mint is one), so only late samples that arrived
+		// after their range was written into a block lie before it.
+		h.minTime.Store(oldest)
 		// The newest sample is never truncated while any is left, so
 		// maxTime stands; newest only covers a commit racing with the
 		// reset of an empty head.
@@ -89,6 +90,8 @@ func (h *head) truncate(mint int64) {
 	}
 	h.truncGen.Add(1) // even: done
 	h.rangeMu.Unlock()
+	// Deletions must keep covering the late samples left before mint.
+	h.truncateTombstones(min(mint, oldest))
 	h.assertInvariants("head truncation", false) // the caller holds cmtx: no other truncation
 }
 

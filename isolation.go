@@ -52,6 +52,19 @@ import (
 // and in-order samples together or not at all. A late chunk forgets its IDs
 // once all of them are below the low watermark (settledIDs): its samples
 // are then visible to every read, like samples before a ring's window.
+//
+// Late samples and blocks. A block holds no write IDs: every read that
+// includes it sees all of it. So a head compaction writes its blocks from
+// a read snapshot taken after it froze the late samples it will drop
+// (freezeLate) and waited for every commit in flight at that moment: the
+// frozen samples are then all visible to the snapshot, and the blocks hold
+// whole commits only. Late samples of commits that complete after the
+// snapshot stay in the head, unfrozen, for a later compaction. A querier
+// created after the blocks are published reads them and may also read,
+// from the head, the samples they copied (until the truncation drops
+// them); the merge keeps one of two samples at the same time, and both are
+// the same sample. A querier created before reads the head only, and the
+// truncation waits for it.
 
 // inflightWrite is one commit in flight. It is embedded in the appender so
 // that beginning a commit allocates nothing.

@@ -71,7 +71,11 @@ type querier struct {
 	// not change what it returns.
 	blockTombs []tombstones.Reader
 	headTombs  *headTombstones
-	headMint   int64 // the head is read from here on; blocks hold the rest
+	// headMint: the head is read from here on; blocks hold the rest. It
+	// is below the DB's headMint when the head holds late samples of
+	// ranges already in blocks (the reads then see the samples a
+	// compaction is moving twice, and merge them into one).
+	headMint   int64
 	mint, maxt int64
 	// snap registers the read (compaction waits for it before truncating
 	// the head). visible is snap with isolation on, nil with it off.
@@ -100,7 +104,11 @@ type leakInfo struct {
 }
 
 func newQuerier(h *head, blocks []*Block, headMint int64, logger *slog.Logger, mint, maxt int64, track bool) *querier {
-	q := &querier{head: h, blocks: blocks, headMint: headMint, mint: mint, maxt: maxt, snap: h.iso.snapshot(), headTombs: h.tombstones()}
+	q := &querier{head: h, blocks: blocks, mint: mint, maxt: maxt, snap: h.iso.snapshot(), headTombs: h.tombstones()}
+	// Read after the snapshot: a commit of late samples before headMint
+	// lowers the head's MinTime before it completes, so every such commit
+	// the snapshot sees is within the head's range read here.
+	q.headMint = min(headMint, h.MinTime())
 	q.blockTombs = make([]tombstones.Reader, len(blocks))
 	for i, b := range blocks {
 		q.blockTombs[i] = b.tombstones()

@@ -77,9 +77,9 @@ import (
 // user who turns the window off must not lose them. (With the window off
 // at write time, the only samples older than their series' newest in the
 // WAL are those of a commit that lost a race for a series to a commit
-// logged after it; Commit dropped them, replay now takes them. Late
-// samples before the head's appendable range are dropped and counted, as
-// before.)
+// logged after it; Commit dropped them, replay now takes them. Samples
+// before the head's appendable range are taken as late ones only while
+// the window is on, see head_late.go; else they are dropped and counted.)
 
 // The WBL. Prometheus logs every sample to its WAL and, in addition, the
 // late ones to a second log, the WBL (wbl/ next to wal/, the same segment
@@ -606,16 +606,22 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		var late []seriesTime
 		// Samples before minValidTime are in blocks already: the WAL still
 		// holds them when the process stopped between publishing a block
-		// and truncating the head.
+		// and truncating the head. Except, with the out-of-order window
+		// on, late samples that arrived after their range was written
+		// into a block: those are taken as late ones, and so are the
+		// others (copies of what a block holds, which reads and block
+		// compaction merge away).
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
-		minValid := max(h.minValidTime.Load(), MinSampleTime)
+		minValid := h.minValidTime.Load()
 		// Samples older than their series' newest are late ones, whatever
 		// the out-of-order window is now: they were accepted when they
-		// were written (head_late.go).
+		// were written (head_late.go). Samples before minValid are late
+		// ones only while the window is on (see above).
+		behind := h.lateWindow.Load() > 0
 		for i := range batch {
 			smp := &batch[i]
-			if smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
+			if smp.t < MinSampleTime || !behind && smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
 				dropped++
 				continue
 			}
@@ -627,13 +633,15 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			switch x := smp.x; {
-			case smp.t <= s.lastTLocked():
+			case smp.t < minValid || smp.t <= s.lastTLocked():
 				p := pendingSample{t: smp.t, v: smp.v}
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
 				reason = s.appendLateLocked(h, &p, 0, 0)
-				if collect && reason == "" {
+				// Those before minValid are not collected: most are copies of
+				// what a block holds (the WAL keeps them until a checkpoint).
+				if collect && reason == "" && smp.t >= minValid {
 					late = append(late, seriesTime{ref: smp.ref, t: smp.t})
 				}
 			case x == nil:

@@ -18,7 +18,8 @@ import (
 
 // checkpointWAL follows a head truncation at mint: it checkpoints the
 // older two thirds of the WAL's segments, keeping the series still in the
-// head and the samples from mint on, then removes those segments and the
+// head and the samples from mint on (from the oldest late sample the head
+// still holds on, for the series holding one before mint), then removes those segments and the
 // checkpoints before the new one. With fewer than three segments it first
 // starts a new segment and checkpoints all the others. Without a WAL it
 // does nothing. The caller holds cmtx.
@@ -63,8 +64,29 @@ func (db *DB) checkpointWAL(mint int64) error {
 	if last < first {
 		return nil
 	}
-	keep := func(ref uint64) bool { return h.series.getByRef(SeriesRef(ref)) != nil }
-	if _, err := wlogCheckpoint(db, first, last, keep, mint); err != nil {
+	// Late samples that arrived after their range went into a block are
+	// still the head's (see freezeLate): their series keep their samples
+	// from the oldest of them on.
+	lateFrom := map[uint64]int64{}
+	if h.MinTime() < mint {
+		h.series.refs.each(func(s *memSeries) {
+			s.mu.Lock()
+			if lo, _ := s.lateBoundsLocked(); lo < mint {
+				lateFrom[uint64(s.ref)] = lo
+			}
+			s.mu.Unlock()
+		})
+	}
+	mintOf := func(ref uint64) (int64, bool) {
+		if h.series.getByRef(SeriesRef(ref)) == nil {
+			return 0, false
+		}
+		if lo, ok := lateFrom[ref]; ok {
+			return lo, true
+		}
+		return mint, true
+	}
+	if _, err := wlogCheckpoint(db, first, last, mintOf); err != nil {
 		return fmt.Errorf("checkpoint WAL: %w", err)
 	}
 	if err := h.wal.Truncate(last + 1); err != nil {
@@ -74,8 +96,8 @@ func (db *DB) checkpointWAL(mint int64) error {
 }
 
 // wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
-func wlogCheckpoint(db *DB, from, to int, keep func(uint64) bool, mint int64) (*wlog.CheckpointStats, error) {
-	st, err := wlog.Checkpoint(db.logger, db.fs, db.head.wal, from, to, keep, mint)
+func wlogCheckpoint(db *DB, from, to int, mintOf func(uint64) (int64, bool)) (*wlog.CheckpointStats, error) {
+	st, err := wlog.CheckpointFrom(db.logger, db.fs, db.head.wal, from, to, mintOf)
 	db.metrics.checkpointCreations.count(err != nil)
 	return st, err
 }

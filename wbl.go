@@ -309,8 +309,8 @@ func (rp *replayer) missingFromWBL(present []seriesTime) []seriesTime {
 }
 
 // recopyLate logs to the WBL, as copies, the late samples of missing that
-// the head still holds: late samples that replay took from the WAL and
-// the WBL lacks. A crash between a commit's WAL and WBL writes leaves
+// the head still holds: late samples in the head's range that replay took
+// from the WAL and the WBL lacks. A crash between a commit's WAL and WBL writes leaves
 // such samples (the WBL is written second, and each log is synced on its
 // own), and so does a commit that applied a sample in order which the
 // WAL's order makes late (two commits racing for a series). Prometheus

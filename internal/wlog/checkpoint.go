@@ -155,11 +155,18 @@ func isTempCheckpoint(e fs.DirEntry) bool {
 // read is returned as an error (not repaired): a checkpoint that silently
 // lost series would be worse than none.
 func Checkpoint(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, keep func(ref uint64) bool, mint int64) (*CheckpointStats, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	if keep == nil {
 		keep = func(uint64) bool { return true }
+	}
+	return CheckpointFrom(logger, fsys, w, from, to, func(ref uint64) (int64, bool) { return mint, keep(ref) })
+}
+
+// CheckpointFrom is Checkpoint with a time bound per series: mintOf(ref)
+// returns whether the series is kept and, if so, the time from which its
+// samples (and the tombstone intervals ending at or after it) are.
+func CheckpointFrom(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, mintOf func(ref uint64) (mint int64, keep bool)) (*CheckpointStats, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	if from > to {
 		return nil, fmt.Errorf("%w: checkpoint from %d to %d", ErrInvalidRange, from, to)
@@ -206,7 +213,7 @@ func Checkpoint(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, keep func
 		return nil, fmt.Errorf("%w: segments %d..%d are not all in %s", ErrInvalidRange, from, to, dir)
 	}
 
-	logger.Info("wlog: creating checkpoint", "from_segment", from, "to_segment", to, "mint", mint)
+	logger.Info("wlog: creating checkpoint", "from_segment", from, "to_segment", to)
 	if err := removeTempCheckpoints(logger, fsys, dir); err != nil {
 		return nil, err
 	}
@@ -220,7 +227,7 @@ func Checkpoint(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, keep func
 		_ = fsys.RemoveAll(tmp)
 		return nil, fmt.Errorf("wlog: open checkpoint: %w", err)
 	}
-	stats, err := copyNeeded(fsys, segs, cp, keep, mint)
+	stats, err := copyNeeded(fsys, segs, cp, mintOf)
 	if cerr := cp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("wlog: close checkpoint: %w", cerr)
 	}
@@ -250,7 +257,10 @@ func publishDir(fsys vfs.FS, tmp, final string) error {
 }
 
 // copyNeeded reads segs and logs what the checkpoint keeps into cp.
-func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, mint int64) (*CheckpointStats, error) {
+func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int64, bool)) (*CheckpointStats, error) {
+	keep := func(ref uint64) bool { _, ok := mintOf(ref); return ok }
+	// before reports whether a sample of ref at t is not kept.
+	before := func(ref uint64, t int64) bool { m, ok := mintOf(ref); return !ok || t < m }
 	sr := newMultiSegmentsReader(fsys, segs)
 	defer sr.Close()
 	r := NewReader(sr)
@@ -290,7 +300,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
 			}
 			n := len(samples)
-			kept := slices.DeleteFunc(samples, func(s record.RefSample) bool { return s.T < mint || !keep(s.Ref) })
+			kept := slices.DeleteFunc(samples, func(s record.RefSample) bool { return before(s.Ref, s.T) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
 			switch {
@@ -306,7 +316,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
 			}
 			n := len(hists)
-			kept := slices.DeleteFunc(hists, func(s record.RefHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
+			kept := slices.DeleteFunc(hists, func(s record.RefHistogramSample) bool { return before(s.Ref, s.T) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
 			if slices.ContainsFunc(kept, func(s record.RefHistogramSample) bool { return s.ST != 0 }) {
@@ -328,7 +338,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
 			}
 			n := len(fhists)
-			kept := slices.DeleteFunc(fhists, func(s record.RefFloatHistogramSample) bool { return s.T < mint || !keep(s.Ref) })
+			kept := slices.DeleteFunc(fhists, func(s record.RefFloatHistogramSample) bool { return before(s.Ref, s.T) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
 			if slices.ContainsFunc(kept, func(s record.RefFloatHistogramSample) bool { return s.ST != 0 }) {
@@ -351,7 +361,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, keep func(uint64) bool, 
 			}
 			n := len(stones)
 			kept := slices.DeleteFunc(stones, func(s record.Stone) bool {
-				return !keep(s.Ref) || len(s.Intervals) == 0 || s.Intervals[0].Maxt < mint
+				return len(s.Intervals) == 0 || before(s.Ref, s.Intervals[0].Maxt)
 			})
 			stats.TotalTombstones += n
 			stats.DroppedTombstones += n - len(kept)
