@@ -48,10 +48,17 @@ type lateWorkload struct {
 	nSeries int
 	sets    []labels.Labels
 	gens    []*histogramtest.Gen
+	// back is how many steps a late sample lies behind its step's
+	// in-order one (plus half a step); window is the out-of-order window.
+	back   int
+	window time.Duration
+	// behind counts (set by writeIsotsdbLate) the late samples written
+	// behind the head's range: older than the end of the blocks.
+	behind int
 }
 
 func newLateWorkload(nSeries int) *lateWorkload {
-	w := &lateWorkload{nSeries: nSeries}
+	w := &lateWorkload{nSeries: nSeries, back: 10, window: lateWindow}
 	for i := range nSeries {
 		kind := lateKinds[i%len(lateKinds)]
 		w.sets = append(w.sets, labels.FromStrings(metricName, "interop_late_"+kind, "i", fmt.Sprint(i)))
@@ -80,8 +87,8 @@ type lateSample struct {
 // then the late one if any.
 func (w *lateWorkload) samples(i, k int) []lateSample {
 	times := []int64{lateBase + int64(k)*lateStep}
-	if i%2 == 0 && k >= 12 && k%3 == 0 {
-		times = append(times, lateBase+int64(k)*lateStep-10*lateStep-lateStep/2)
+	if i%2 == 0 && k >= w.back+2 && k%3 == 0 {
+		times = append(times, lateBase+int64(k-w.back)*lateStep-lateStep/2)
 	}
 	out := make([]lateSample, len(times))
 	for j, ts := range times {
@@ -106,16 +113,20 @@ func writeIsotsdbLate(t *testing.T, dir string, w *lateWorkload, steps, compactA
 	ctx := context.Background()
 	o := tsdb.DefaultOptions()
 	o.MinBlockDuration = 2 * time.Hour
-	o.OutOfOrderTimeWindow = lateWindow
+	o.OutOfOrderTimeWindow = w.window
 	o.WALSegmentSize = 64 << 10
 	db, err := tsdb.Open(dir, nil, nil, o)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	refs := make([]tsdb.SeriesRef, w.nSeries)
+	blocksEnd := int64(math.MinInt64)
 	for k := range steps {
 		app := db.Appender(ctx)
 		for i, ls := range w.sets {
 			for _, s := range w.samples(i, k) {
+				if s.t < blocksEnd {
+					w.behind++
+				}
 				var err error
 				switch {
 				case s.h == nil:
@@ -132,6 +143,9 @@ func writeIsotsdbLate(t *testing.T, dir string, w *lateWorkload, steps, compactA
 		if k+1 == compactAt {
 			require.NoError(t, db.Compact(ctx))
 			require.NotEmpty(t, db.Blocks(), "the compaction wrote a block")
+			for _, b := range db.Blocks() {
+				blocksEnd = max(blocksEnd, b.MaxTime)
+			}
 		}
 	}
 	return isotsdbCanon(t, db)
@@ -241,13 +255,25 @@ func requireSameExact(t *testing.T, what, wantName string, want map[string][]str
 func TestInteropWBL(t *testing.T) {
 	mx := &matrix{}
 	t.Cleanup(func() { t.Logf("late-sample interop matrix:\n%s", mx) })
-	for _, compactAt := range []int{0, 240} {
-		variant := "head only"
-		if compactAt > 0 {
-			variant = "after a head compaction"
-		}
-		t.Run("prometheus-reads-isotsdb/"+variant, func(t *testing.T) {
-			testPrometheusReadsIsotsdbLate(t, mx, variant, compactAt)
+	for _, tc := range []struct {
+		variant   string
+		compactAt int
+		back      int
+		window    time.Duration
+	}{
+		{"head only", 0, 10, lateWindow},
+		{"after a head compaction", 240, 10, lateWindow},
+		// Late samples 125 minutes back: after the compaction some fall
+		// behind the head's range, into the block's.
+		{"behind the head's range (window 3h)", 240, 125, 3 * time.Hour},
+	} {
+		t.Run("prometheus-reads-isotsdb/"+tc.variant, func(t *testing.T) {
+			w := newLateWorkload(16)
+			w.back, w.window = tc.back, tc.window
+			testPrometheusReadsIsotsdbLate(t, mx, tc.variant, w, tc.compactAt)
+			if tc.back > 60 {
+				require.Positive(t, w.behind, "late samples behind the head's range were written")
+			}
 		})
 	}
 	t.Run("isotsdb-reads-prometheus", func(t *testing.T) {
@@ -260,15 +286,14 @@ func TestInteropWBL(t *testing.T) {
 // histograms with late samples; Prometheus's DB, opened read-write with
 // an out-of-order window, replays the WAL and the WBL and returns every
 // sample isotsdb returns.
-func testPrometheusReadsIsotsdbLate(t *testing.T, mx *matrix, variant string, compactAt int) {
+func testPrometheusReadsIsotsdbLate(t *testing.T, mx *matrix, variant string, w *lateWorkload, compactAt int) {
 	dir := t.TempDir()
-	w := newLateWorkload(16)
 	steps := 100
 	if compactAt > 0 {
 		steps = 300
 	}
 	var want map[string][]string
-	if !mx.check(t, directionPromReadsUsLate, variant, "isotsdb writes (window 30m)", func(t *testing.T) {
+	if !mx.check(t, directionPromReadsUsLate, variant, fmt.Sprintf("isotsdb writes (window %v)", w.window), func(t *testing.T) {
 		want = writeIsotsdbLate(t, dir, w, steps, compactAt)
 		require.Positive(t, wblSegments(t, dir))
 	}) {
@@ -277,7 +302,7 @@ func testPrometheusReadsIsotsdbLate(t *testing.T, mx *matrix, variant string, co
 	mx.check(t, directionPromReadsUsLate, variant, "Prometheus opens (WAL+WBL) and queries", func(t *testing.T) {
 		logger, logs := newLogCapture(slog.LevelWarn)
 		opts := promtsdb.DefaultOptions()
-		opts.OutOfOrderTimeWindow = lateWindow.Milliseconds()
+		opts.OutOfOrderTimeWindow = w.window.Milliseconds()
 		opts.NoLockfile = true // isotsdb's lock file stays on disk after Close
 		pdb, err := promtsdb.Open(dir, logger, nil, opts, nil)
 		require.NoError(t, err)
