@@ -98,9 +98,11 @@ func (s *memSeries) hasLateLocked() bool {
 // appendLateLocked adds p, a committed sample no later than the series'
 // newest, as a late sample with write ID id. It returns "" if p was added
 // or is already there (the same sample at the same time), else the reason
-// it is dropped. Requires s.mu held; takes no lock.
-func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64) (reason string) {
-	if q, ok := s.sampleAtLocked(p.t); ok {
+// it is dropped. inOrder says whether to look for a sample at p's time in
+// the in-order chunks too (see sampleAtLocked). Requires s.mu held; takes
+// no lock.
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool) (reason string) {
+	if q, ok := s.sampleAtLocked(p.t, inOrder); ok {
 		if sameStoredSample(p, q) == errNoop {
 			return ""
 		}
@@ -183,13 +185,15 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 	return out
 }
 
-// sampleAtLocked returns the series' sample at t, in-order or late, if it
-// has one. Requires s.mu held.
-func (s *memSeries) sampleAtLocked(t int64) (*pendingSample, bool) {
-	i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
-	if i < len(s.chunks) && s.chunks[i].minTime <= t {
-		if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
-			return p, true
+// sampleAtLocked returns the series' sample at t, late or (if inOrder)
+// in-order, if it has one. Requires s.mu held.
+func (s *memSeries) sampleAtLocked(t int64, inOrder bool) (*pendingSample, bool) {
+	if inOrder {
+		i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
+		if i < len(s.chunks) && s.chunks[i].minTime <= t {
+			if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
+				return p, true
+			}
 		}
 	}
 	if !s.hasLateLocked() {

@@ -522,7 +522,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
-				reason = s.appendLateLocked(h, &p, 0, 0)
+				reason = s.appendLateLocked(h, &p, 0, 0, true)
 			case x == nil:
 				reason = s.appendFloatLocked(h, 0, smp.t, smp.v, 0, 0)
 			case x.h == nil && x.fh == nil:
