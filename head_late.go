@@ -492,3 +492,75 @@ func (it *lateIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *
 func (it *lateIterator) AtT() int64  { return it.samples[it.i].t }
 func (it *lateIterator) AtST() int64 { return it.samples[it.i].st }
 func (it *lateIterator) Err() error  { return nil }
+
+// withLateIterator merges a series' in-order samples with its late ones.
+// No two of them share a time (see sampleAtLocked), so it only picks the
+// earlier of the two it is on, and returns values straight from the
+// iterator that has it.
+type withLateIterator struct {
+	in           chunks.Iterator
+	late         lateIterator
+	inVT, lateVT chunks.ValueType // what each is on; ValNone once done
+	onLate       bool             // the current sample is late's
+	begun        bool
+}
+
+func (m *withLateIterator) Next() chunks.ValueType {
+	switch {
+	case !m.begun:
+		m.begun = true
+		m.inVT, m.lateVT = m.in.Next(), m.late.Next()
+	case m.onLate:
+		m.lateVT = m.late.Next()
+	case m.inVT != chunks.ValNone:
+		m.inVT = m.in.Next()
+	}
+	return m.pick()
+}
+
+func (m *withLateIterator) Seek(t millis) chunks.ValueType {
+	if !m.begun {
+		m.begun = true
+		m.inVT, m.lateVT = m.in.Seek(t), m.late.Seek(t)
+		return m.pick()
+	}
+	if m.inVT != chunks.ValNone && m.in.AtT() < t {
+		m.inVT = m.in.Seek(t)
+	}
+	if m.lateVT != chunks.ValNone && m.late.AtT() < t {
+		m.lateVT = m.late.Seek(t)
+	}
+	return m.pick()
+}
+
+// pick positions m on the earlier of the samples in and late are on.
+func (m *withLateIterator) pick() chunks.ValueType {
+	switch {
+	case m.lateVT == chunks.ValNone:
+		m.onLate = false
+		return m.inVT
+	case m.inVT == chunks.ValNone || m.late.AtT() < m.in.AtT():
+		m.onLate = true
+		return m.lateVT
+	}
+	m.onLate = false
+	return m.inVT
+}
+
+func (m *withLateIterator) cur() chunks.Iterator {
+	if m.onLate {
+		return &m.late
+	}
+	return m.in
+}
+
+func (m *withLateIterator) At() (int64, float64) { return m.cur().At() }
+func (m *withLateIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	return m.cur().AtHistogram(h)
+}
+func (m *withLateIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return m.cur().AtFloatHistogram(fh)
+}
+func (m *withLateIterator) AtT() int64  { return m.cur().AtT() }
+func (m *withLateIterator) AtST() int64 { return m.cur().AtST() }
+func (m *withLateIterator) Err() error  { return m.in.Err() }
