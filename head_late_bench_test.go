@@ -2,14 +2,10 @@ package tsdb
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/labels"
 )
 
 // BenchmarkQueryHeadLate is BenchmarkQueryHead with the out-of-order
@@ -43,29 +39,9 @@ func BenchmarkQueryHeadLate(b *testing.B) {
 				}
 				require.NoError(b, app.Commit())
 			}
-			m := labels.MustNewMatcher(labels.MatchRegexp, "instance", "host-(1|2|3):9100")
-			b.ReportAllocs()
-			b.ResetTimer()
-			samples := 0
-			for n := 0; n < b.N; n++ {
-				q, err := db.Querier(math.MinInt64, math.MaxInt64)
-				require.NoError(b, err)
-				ss := q.Select(ctx, m)
-				var it chunks.Iterator
-				for ss.Next() {
-					it = ss.At().Iterator(it)
-					for it.Next() != chunks.ValNone {
-						samples++
-					}
-				}
-				require.NoError(b, ss.Err())
-				require.NoError(b, q.Close())
+			if want, got := 1500*rounds*b.N, benchReadHosts(b, db); got != want {
+				b.Fatalf("read %d samples, want %d", got, want)
 			}
-			b.StopTimer()
-			if want := 1500 * rounds * b.N; samples != want {
-				b.Fatalf("read %d samples, want %d", samples, want)
-			}
-			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
 }
