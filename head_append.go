@@ -91,6 +91,12 @@ type appendBatch struct {
 	samples []pendingSample
 	// late indexes the samples Commit applied as late ones, for the WBL.
 	late []int
+	// lateAt are the indexes in samples, ascending, of those Append took
+	// as late while their series' newest sample was already past them, or
+	// while they were before the head's minValidTime. Commit need not look
+	// for their time in the series' in-order chunks again: those only grow
+	// after the newest sample, and from minValidTime on.
+	lateAt []int32
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -240,13 +246,21 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		s.mu.Unlock()
 		s = nil
 	}
-	late := false
+	// late: the sample goes to the series' late samples. pastInOrder:
+	// and no commit can add an in-order sample at its time any more (it is
+	// before the head's minValidTime or not after the series' newest; it
+	// may also be late only because the appender buffered a newer sample).
+	late, pastInOrder := false, false
 	if !behind {
 		err = s.appendableLocked(b, &p)
 	}
 	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 && !a.rejectLate {
 		err = a.lateAppendableLocked(s, &p)
 		late = err == nil
+		// (This appender's appendable range is not enough: an older
+		// appender may still commit in-order samples before it, down to
+		// the head's minValidTime.)
+		pastInOrder = late && (p.t <= s.lastTLocked() || p.t < h.minValidTime.Load())
 	}
 	if err == nil {
 		if !late {
@@ -273,6 +287,9 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		a.track()
 	}
 	p.s = s
+	if pastInOrder {
+		b.lateAt = append(b.lateAt, int32(len(b.samples)))
+	}
 	b.samples = append(b.samples, p)
 	return s.ref, nil
 }
@@ -290,7 +307,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 	if p.t < a.lateMin {
 		return ErrTooOldSample
 	}
-	if q, ok := s.sampleAtLocked(p.t); ok {
+	if q, ok := s.sampleAtLocked(p.t, true); ok {
 		return sameStoredSample(p, q)
 	}
 	return nil
@@ -413,6 +430,7 @@ func (a *headAppender) Commit() error {
 	// The time range of the samples applied (not of those dropped): the
 	// head's range covers committed samples only.
 	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	lateAt := b.lateAt
 	for i := range b.samples {
 		if h.commitHook != nil {
 			h.commitHook(a, i)
@@ -428,7 +446,11 @@ func (a *headAppender) Commit() error {
 			// may have raised since Append checked it): Append checked it
 			// against the window.
 			late = true
-			reason = s.appendLateLocked(h, p, id, lowWatermark)
+			lateAtAppend := len(lateAt) > 0 && int(lateAt[0]) == i
+			if lateAtAppend {
+				lateAt = lateAt[1:]
+			}
+			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend)
 		case p.t < minValid:
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
@@ -543,6 +565,6 @@ func (h *head) releaseBatch(b *appendBatch) {
 		return
 	}
 	clear(b.samples)
-	b.samples, b.late = b.samples[:0], b.late[:0]
+	b.samples, b.late, b.lateAt = b.samples[:0], b.late[:0], b.lateAt[:0]
 	h.sampleBufs.Put(b)
 }

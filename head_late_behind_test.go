@@ -356,3 +356,32 @@ func TestLateBehindHeadExtremeWindow(t *testing.T) {
 	db, _ = openTestDB(t, opts)
 	check("after reopening")
 }
+
+// TestLateBehindRangeRacingInOrder: a sample behind one appender's
+// appendable range can still be in the range of an older appender, which
+// may commit an in-order sample at the same time first; the late one must
+// then be dropped as a duplicate at Commit, not stored beside it.
+func TestLateBehindRangeRacingInOrder(t *testing.T) {
+	db, reg := openTestDB(t, lateOpts(vfs.NewMemFS(), 6*time.Hour))
+	s := labels.FromStrings("__name__", "race", "s", "s")
+	other := labels.FromStrings("__name__", "race", "s", "other")
+	commit := func(ls labels.Labels, ts int64, v float64) {
+		app := db.Appender(context.Background())
+		_, err := app.Append(0, ls, ts, v)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+	}
+	commit(s, 5*60_000, 1)
+	commit(other, hour, 1)
+	older := db.Appender(context.Background()) // appendable from 30m on
+	_, err := older.Append(0, s, 40*60_000, 2)
+	require.NoError(t, err)
+	commit(other, 2*hour, 1)
+	newer := db.Appender(context.Background()) // appendable from 1h on: 40m is behind
+	_, err = newer.Append(0, s, 40*60_000, 3)
+	require.NoError(t, err, "behind the newer appender's range, and no sample there yet")
+	require.NoError(t, older.Commit())
+	require.NoError(t, newer.Commit())
+	require.Equal(t, []sample{{5 * 60_000, 1}, {40 * 60_000, 2}}, fullRead(t, db)[s.String()])
+	require.Equal(t, 1.0, gaugeWithLabel(t, reg, "tsdb_head_samples_rejected_total", "reason", "duplicate"))
+}
