@@ -68,12 +68,21 @@ func isoCheck(q Querier, targets, perTarget int) (int, error) {
 // TestAdversarialConcurrentAdmin runs Delete, Snapshot, CleanTombstones
 // and Compact concurrently with writers (one commit writes one value to
 // every series of a target, as a float or an integer or float histogram) and readers that check each query sees
-// whole commits. Snapshots must hold whole commits too.
+// whole commits. Snapshots must hold whole commits too. In the late
+// variant every commit also writes a late sample, lateLag commits back:
+// hours behind the head, in ranges already in blocks, which compactions
+// move into overlapping blocks and merge while the rest runs.
 func TestAdversarialConcurrentAdmin(t *testing.T) {
+	t.Run("in-order", func(t *testing.T) { testAdversarialConcurrentAdmin(t, false) })
+	t.Run("late", func(t *testing.T) { testAdversarialConcurrentAdmin(t, true) })
+}
+
+func testAdversarialConcurrentAdmin(t *testing.T, late bool) {
 	const (
 		targets   = 4
 		perTarget = 10
 		step      = 5 * 60_000 // 5 min between commits: blocks are cut quickly
+		lateLag   = 40         // commits: 3h20m, behind the head's range
 	)
 	commits := 300
 	if raceEnabled {
@@ -83,6 +92,9 @@ func TestAdversarialConcurrentAdmin(t *testing.T) {
 	o := DefaultOptions()
 	o.FS = fsys
 	o.RetentionDuration = 24 * time.Hour
+	if late {
+		o.OutOfOrderTimeWindow = 12 * time.Hour
+	}
 	db, err := Open("data", nil, nil, o)
 	require.NoError(t, err)
 
@@ -119,25 +131,38 @@ func TestAdversarialConcurrentAdmin(t *testing.T) {
 			refs := make([]SeriesRef, perTarget)
 			for c := range rounds[tg] {
 				app := db.Appender(ctx)
+				// Values grow with time (isoCheck): 2c at commit c's
+				// time, 2(c-lateLag)+1 half a step after commit
+				// c-lateLag's.
+				type point struct {
+					t int64
+					v int
+				}
+				points := []point{{int64(c) * step, 2 * c}}
+				if late && c > lateLag {
+					points = append(points, point{int64(c-lateLag)*step + step/2, 2*(c-lateLag) + 1})
+				}
 				for i, l := range lsets[tg] {
 					// A third of the series take integer and a third
-					// float histograms (of count c), so that blocks,
+					// float histograms (of count v), so that blocks,
 					// compaction, deletion and snapshots carry them too.
-					var ref SeriesRef
-					var err error
-					switch h := crashHistogram(c); i % 3 {
-					case 0:
-						ref, err = app.Append(refs[i], l, int64(c)*step, float64(c))
-					case 1:
-						ref, err = app.AppendHistogram(refs[i], l, int64(c)*step, h, nil)
-					default:
-						ref, err = app.AppendHistogram(refs[i], l, int64(c)*step, nil, h.ToFloat())
+					for _, p := range points {
+						var ref SeriesRef
+						var err error
+						switch h := crashHistogram(p.v); i % 3 {
+						case 0:
+							ref, err = app.Append(refs[i], l, p.t, float64(p.v))
+						case 1:
+							ref, err = app.AppendHistogram(refs[i], l, p.t, h, nil)
+						default:
+							ref, err = app.AppendHistogram(refs[i], l, p.t, nil, h.ToFloat())
+						}
+						if err != nil {
+							report(fmt.Errorf("append at %d: %w", p.t, err))
+							break
+						}
+						refs[i] = ref
 					}
-					if err != nil {
-						report(fmt.Errorf("append: %w", err))
-						break
-					}
-					refs[i] = ref
 				}
 				if err := app.Commit(); err != nil {
 					report(fmt.Errorf("commit: %w", err))

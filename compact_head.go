@@ -139,10 +139,15 @@ func (db *DB) finishTruncation(ctx context.Context) error {
 }
 
 // truncateHead drops head data before mint (and the late chunks frozen by
-// compactions up to lateGen) and checkpoints the WAL.
+// compactions up to lateGen), removes the WBL segments whose samples all
+// went into blocks and checkpoints the WAL. Each step may be repeated: a
+// failed truncation stays pending and is done again.
 func (db *DB) truncateHead(mint int64, lateGen uint64) error {
 	h := db.head
 	h.truncate(mint, lateGen)
 	db.metrics.headTruncations.Inc()
+	if err := db.truncateWBL(mint); err != nil {
+		return err
+	}
 	return db.checkpointWAL(mint)
 }

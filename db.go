@@ -40,6 +40,9 @@ type DB struct {
 	metrics    *dbMetrics
 	// metricNames names every metric (Options.MetricsNamespace).
 	metricNames metricnames.Namer
+	// reg is the Registerer given to Open (may be nil), kept for a WBL
+	// opened when the out-of-order window is turned on at run time.
+	reg prometheus.Registerer
 
 	// cmtx serializes compaction, retention, Delete, CleanTombstones and
 	// Close: whatever replaces, deletes or rewrites blocks or truncates the
@@ -109,7 +112,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	} else if err := createDir(o.FS, dir); err != nil {
 		return nil, fmt.Errorf("tsdb: create data dir: %w", err)
 	}
-	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly, metricNames: names}
+	db := &DB{dir: dir, opts: o, fs: o.FS, logger: logger, headMint: math.MinInt64, readOnly: readOnly, metricNames: names, reg: reg}
 	if !readOnly {
 		db.compactc, db.stopc = make(chan struct{}, 1), make(chan struct{})
 	}
@@ -179,10 +182,11 @@ func createDir(fsys vfs.FS, dir string) error {
 }
 
 func (db *DB) closeWAL() error {
+	err := db.closeWBL()
 	if w := db.head.wal; w != nil {
-		return w.Close()
+		err = errors.Join(err, w.Close())
 	}
-	return nil
+	return err
 }
 
 func (db *DB) releaseLock() error {
@@ -391,16 +395,23 @@ func (db *DB) Dir() string { return db.dir }
 // SetOutOfOrderTimeWindow changes Options.OutOfOrderTimeWindow; negative
 // values are 0 (off). Appenders created afterwards use the new window
 // (those open keep the one they were created with, and a Commit applies
-// the late samples they accepted). It fails with ErrReadOnly on a
-// read-only DB and ErrClosed after Close.
+// the late samples they accepted). Turning the window on opens the WBL
+// (wal.go) if the DB has none yet; if that fails, the window is left as
+// it was. It fails with ErrReadOnly on a read-only DB and ErrClosed after
+// Close.
 func (db *DB) SetOutOfOrderTimeWindow(d time.Duration) error {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
+	db.mu.Lock() // write side: orders opening the WBL with Close
+	defer db.mu.Unlock()
 	switch {
 	case db.readOnly:
 		return fmt.Errorf("tsdb: set out-of-order window: %w", ErrReadOnly)
 	case db.closed:
 		return fmt.Errorf("tsdb: set out-of-order window: %w", ErrClosed)
+	}
+	if d > 0 {
+		if err := db.ensureWBL(); err != nil {
+			return fmt.Errorf("tsdb: set out-of-order window: %w", err)
+		}
 	}
 	db.head.lateWindow.Store(max(d, 0).Milliseconds())
 	return nil
@@ -573,6 +584,9 @@ func (db *DB) Close() error {
 
 	db.head.close() // waits for the commits in flight
 	var errs []error
+	if err := db.closeWBL(); err != nil {
+		errs = append(errs, err)
+	}
 	if w := db.head.wal; w != nil {
 		if err := w.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("tsdb: close WAL: %w", err))
@@ -648,3 +662,5 @@ func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64
 }
 func (a closedAppender) Commit() error   { return a.err }
 func (a closedAppender) Rollback() error { return nil }
+
+func (a closedAppender) SetOptions(AppendOptions) {}

@@ -52,7 +52,9 @@ func (db *DB) replayWALReadOnly(hasWAL bool) error {
 	if err := checkWALComplete(db.fs, db.logger, walDir, db.opts.AcceptIncompleteWAL, true); err != nil {
 		return fmt.Errorf("tsdb: %w", err)
 	}
-	if err := db.head.replayWAL(db.fs, walDir, nil, newWALMetrics(nil, db.metricNames)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// The WBL is read, never written: a torn tail ends its replay.
+	wbl := &wblSource{dir: filepath.Join(db.dir, wblDirName)}
+	if err := db.head.replayWAL(db.fs, walDir, nil, wbl, newWALMetrics(nil, db.metricNames)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("tsdb: replay WAL: %w", err)
 	}
 	return nil

@@ -51,6 +51,14 @@ var (
 	// visible, and every later Commit fails the same way: close the DB and
 	// open it again, which replays and repairs the log.
 	ErrWAL = errors.New("tsdb: write-ahead log failed; reopen the DB")
+	// ErrWBL: writing the WBL, the second log that holds copies of late
+	// samples for Prometheus (see wal.go), failed (the error also wraps
+	// the cause). Unlike ErrWAL, the Commit that gets it first did apply
+	// its samples and logged them in the WAL, which replay restores: only
+	// the WBL lacks them, so Prometheus opening the directory would miss
+	// those late samples. Every later Commit fails with it before logging
+	// or applying anything: close the DB and open it again.
+	ErrWBL = errors.New("tsdb: out-of-order log (WBL) failed; reopen the DB")
 	// ErrWALIncomplete: Open found WAL segments missing that no checkpoint
 	// covers (deleted or lost files), so replaying what is there would
 	// silently drop the series and samples they held. The error names the

@@ -93,6 +93,10 @@ type head struct {
 	// walScratch pools the encoding buffers of commits (see wal.go).
 	wal        *wlog.WL
 	walScratch sync.Pool
+	// wbl is the log of late samples for Prometheus (wbl.go); nil without
+	// one. Set before the DB is used, or (a window turned on at run time)
+	// once, under DB.mu, before any appender can have late samples.
+	wbl atomic.Pointer[wblLog]
 
 	// tombs are the deletion intervals (delete.go); tombsMu serializes
 	// their replacement.

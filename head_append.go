@@ -45,6 +45,22 @@ type Appender interface {
 	Commit() error
 	// Rollback discards all buffered samples.
 	Rollback() error
+	// SetOptions applies o to the Appends that follow.
+	SetOptions(o AppendOptions)
+}
+
+// AppendOptions change what an Appender accepts; the zero value is the
+// default.
+type AppendOptions struct {
+	// RejectLate makes Append treat a late sample (head_late.go) as it
+	// would with the out-of-order window off: ErrOutOfOrderSample if it is
+	// older than its series' newest, ErrOutOfBounds if it is before the
+	// head's appendable range. It is Prometheus's DiscardOutOfOrder and
+	// RejectOutOfOrder, and like the latter it is decided at Append: a
+	// sample that becomes late only at Commit (a concurrent commit wrote
+	// a newer sample to its series first) is still stored as a late one
+	// while the window is on.
+	RejectLate bool
 }
 
 // errNoop marks a re-append of a series' newest sample with identical value
@@ -73,6 +89,14 @@ func (p *pendingSample) isFloat() bool { return p.h == nil && p.fh == nil }
 // pooled (Head.sampleBufs) with their sample buffers.
 type appendBatch struct {
 	samples []pendingSample
+	// late indexes the samples Commit applied as late ones, for the WBL.
+	late []int
+	// lateAt are the indexes in samples, ascending, of those Append took
+	// as late while their series' newest sample was already past them, or
+	// while they were before the head's minValidTime. Commit need not look
+	// for their time in the series' in-order chunks again: those only grow
+	// after the newest sample, and from minValidTime on.
+	lateAt []int32
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -93,6 +117,7 @@ type headAppender struct {
 	// lateMin is then the oldest time a late sample may have: the head's
 	// newest sample at creation minus the window (head_late.go).
 	lateWindow, lateMin int64
+	rejectLate          bool // AppendOptions.RejectLate
 
 	*appendBatch // nil until the first Append
 
@@ -176,7 +201,7 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	behind := false
 	if t < a.minValidTime {
 		switch {
-		case t < MinSampleTime || a.lateWindow == 0:
+		case t < MinSampleTime || a.lateWindow == 0 || a.rejectLate:
 			return 0, a.outOfBounds(lset, t)
 		case t < a.lateMin:
 			return 0, a.tooOld(lset, t)
@@ -221,13 +246,21 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		s.mu.Unlock()
 		s = nil
 	}
-	late := false
+	// late: the sample goes to the series' late samples. pastInOrder:
+	// and no commit can add an in-order sample at its time any more (it is
+	// before the head's minValidTime or not after the series' newest; it
+	// may also be late only because the appender buffered a newer sample).
+	late, pastInOrder := false, false
 	if !behind {
 		err = s.appendableLocked(b, &p)
 	}
-	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 {
+	if behind || err == ErrOutOfOrderSample && a.lateWindow > 0 && !a.rejectLate {
 		err = a.lateAppendableLocked(s, &p)
 		late = err == nil
+		// (This appender's appendable range is not enough: an older
+		// appender may still commit in-order samples before it, down to
+		// the head's minValidTime.)
+		pastInOrder = late && (p.t <= s.lastTLocked() || p.t < h.minValidTime.Load())
 	}
 	if err == nil {
 		if !late {
@@ -254,9 +287,15 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 		a.track()
 	}
 	p.s = s
+	if pastInOrder {
+		b.lateAt = append(b.lateAt, int32(len(b.samples)))
+	}
 	b.samples = append(b.samples, p)
 	return s.ref, nil
 }
+
+// SetOptions implements Appender.
+func (a *headAppender) SetOptions(o AppendOptions) { a.rejectLate = o.RejectLate }
 
 // lateAppendableLocked checks p, older than the series' newest sample or
 // than one the appender buffered for it, as a late sample: nil if it may
@@ -268,7 +307,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 	if p.t < a.lateMin {
 		return ErrTooOldSample
 	}
-	if q, ok := s.sampleAtLocked(p.t); ok {
+	if q, ok := s.sampleAtLocked(p.t, true); ok {
 		return sameStoredSample(p, q)
 	}
 	return nil
@@ -366,6 +405,13 @@ func (a *headAppender) Commit() error {
 		return nil
 	}
 	defer a.release()
+	wbl := h.wbl.Load()
+	if wbl != nil {
+		if err := wbl.err(); err != nil {
+			b.clearPending()
+			return fmt.Errorf("tsdb: commit: %w", err)
+		}
+	}
 	if h.wal != nil {
 		if err := a.logCommit(); err != nil {
 			b.clearPending()
@@ -384,6 +430,7 @@ func (a *headAppender) Commit() error {
 	// The time range of the samples applied (not of those dropped): the
 	// head's range covers committed samples only.
 	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	lateAt := b.lateAt
 	for i := range b.samples {
 		if h.commitHook != nil {
 			h.commitHook(a, i)
@@ -392,12 +439,18 @@ func (a *headAppender) Commit() error {
 		s := p.s
 		s.mu.Lock()
 		reason := reasonOutOfBounds
+		late := false
 		switch {
 		case a.lateWindow > 0 && (p.t < minValid || p.t <= s.lastTLocked()):
 			// Late, or behind the appendable range (which a compaction
 			// may have raised since Append checked it): Append checked it
 			// against the window.
-			reason = s.appendLateLocked(h, p, id, lowWatermark)
+			late = true
+			lateAtAppend := len(lateAt) > 0 && int(lateAt[0]) == i
+			if lateAtAppend {
+				lateAt = lateAt[1:]
+			}
+			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend)
 		case p.t < minValid:
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
@@ -413,6 +466,9 @@ func (a *headAppender) Commit() error {
 		case "":
 			appended++
 			mint, maxt = min(mint, p.t), max(maxt, p.t)
+			if late && wbl != nil {
+				b.late = append(b.late, i)
+			}
 		case reasonOutOfOrder:
 			h.metrics.outOfOrder.Inc()
 		case reasonOutOfBounds:
@@ -428,11 +484,23 @@ func (a *headAppender) Commit() error {
 	if appended > 0 {
 		h.updateTimeRange(mint, maxt)
 	}
+	// The late samples go to the WBL only now: whether a sample is late is
+	// decided under its series' lock while it is applied (a concurrent
+	// commit can make it so). The WAL has the commit already, so the WBL
+	// is a copy; it is written before the commit becomes visible, as
+	// Prometheus does.
+	var wblErr error
+	if len(b.late) > 0 {
+		wblErr = a.logLate(wbl, b)
+	}
 	h.iso.endCommit(&a.tx)
 	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
 	if h.onCommit != nil {
 		h.onCommit()
+	}
+	if wblErr != nil {
+		return fmt.Errorf("tsdb: commit: %w", wblErr)
 	}
 	return nil
 }
@@ -497,6 +565,6 @@ func (h *head) releaseBatch(b *appendBatch) {
 		return
 	}
 	clear(b.samples)
-	b.samples = b.samples[:0]
+	b.samples, b.late, b.lateAt = b.samples[:0], b.late[:0], b.lateAt[:0]
 	h.sampleBufs.Put(b)
 }

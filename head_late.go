@@ -47,10 +47,9 @@ import (
 //
 // The WAL logs late samples in their commit's records like any other, so
 // a commit replays whole or not at all; replay takes the samples older
-// than their series' newest, or before the head's range, as late ones
-// while the window is on (with it off they are dropped, as they always
-// were: such a sample was logged by a commit that lost a race for the
-// series and was never applied).
+// than their series' newest as late ones, whatever the window is then,
+// and, while the window is on, those before the head's range. The commit
+// also copies its late samples to the WBL, for Prometheus (see wal.go).
 
 // lateOpenMax is the number of samples of a series' open late buffer; the
 // next late sample encodes them into chunks.
@@ -98,9 +97,11 @@ func (s *memSeries) hasLateLocked() bool {
 // appendLateLocked adds p, a committed sample no later than the series'
 // newest, as a late sample with write ID id. It returns "" if p was added
 // or is already there (the same sample at the same time), else the reason
-// it is dropped. Requires s.mu held; takes no lock.
-func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64) (reason string) {
-	if q, ok := s.sampleAtLocked(p.t); ok {
+// it is dropped. inOrder says whether to look for a sample at p's time in
+// the in-order chunks too (see sampleAtLocked). Requires s.mu held; takes
+// no lock.
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool) (reason string) {
+	if q, ok := s.sampleAtLocked(p.t, inOrder); ok {
 		if sameStoredSample(p, q) == errNoop {
 			return ""
 		}
@@ -183,13 +184,15 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 	return out
 }
 
-// sampleAtLocked returns the series' sample at t, in-order or late, if it
-// has one. Requires s.mu held.
-func (s *memSeries) sampleAtLocked(t int64) (*pendingSample, bool) {
-	i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
-	if i < len(s.chunks) && s.chunks[i].minTime <= t {
-		if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
-			return p, true
+// sampleAtLocked returns the series' sample at t, late or (if inOrder)
+// in-order, if it has one. Requires s.mu held.
+func (s *memSeries) sampleAtLocked(t int64, inOrder bool) (*pendingSample, bool) {
+	if inOrder {
+		i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
+		if i < len(s.chunks) && s.chunks[i].minTime <= t {
+			if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
+				return p, true
+			}
 		}
 	}
 	if !s.hasLateLocked() {
@@ -488,3 +491,75 @@ func (it *lateIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *
 func (it *lateIterator) AtT() int64  { return it.samples[it.i].t }
 func (it *lateIterator) AtST() int64 { return it.samples[it.i].st }
 func (it *lateIterator) Err() error  { return nil }
+
+// withLateIterator merges a series' in-order samples with its late ones.
+// No two of them share a time (see sampleAtLocked), so it only picks the
+// earlier of the two it is on, and returns values straight from the
+// iterator that has it.
+type withLateIterator struct {
+	in           chunks.Iterator
+	late         lateIterator
+	inVT, lateVT chunks.ValueType // what each is on; ValNone once done
+	onLate       bool             // the current sample is late's
+	begun        bool
+}
+
+func (m *withLateIterator) Next() chunks.ValueType {
+	switch {
+	case !m.begun:
+		m.begun = true
+		m.inVT, m.lateVT = m.in.Next(), m.late.Next()
+	case m.onLate:
+		m.lateVT = m.late.Next()
+	case m.inVT != chunks.ValNone:
+		m.inVT = m.in.Next()
+	}
+	return m.pick()
+}
+
+func (m *withLateIterator) Seek(t millis) chunks.ValueType {
+	if !m.begun {
+		m.begun = true
+		m.inVT, m.lateVT = m.in.Seek(t), m.late.Seek(t)
+		return m.pick()
+	}
+	if m.inVT != chunks.ValNone && m.in.AtT() < t {
+		m.inVT = m.in.Seek(t)
+	}
+	if m.lateVT != chunks.ValNone && m.late.AtT() < t {
+		m.lateVT = m.late.Seek(t)
+	}
+	return m.pick()
+}
+
+// pick positions m on the earlier of the samples in and late are on.
+func (m *withLateIterator) pick() chunks.ValueType {
+	switch {
+	case m.lateVT == chunks.ValNone:
+		m.onLate = false
+		return m.inVT
+	case m.inVT == chunks.ValNone || m.late.AtT() < m.in.AtT():
+		m.onLate = true
+		return m.lateVT
+	}
+	m.onLate = false
+	return m.inVT
+}
+
+func (m *withLateIterator) cur() chunks.Iterator {
+	if m.onLate {
+		return &m.late
+	}
+	return m.in
+}
+
+func (m *withLateIterator) At() (int64, float64) { return m.cur().At() }
+func (m *withLateIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	return m.cur().AtHistogram(h)
+}
+func (m *withLateIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	return m.cur().AtFloatHistogram(fh)
+}
+func (m *withLateIterator) AtT() int64  { return m.cur().AtT() }
+func (m *withLateIterator) AtST() int64 { return m.cur().AtST() }
+func (m *withLateIterator) Err() error  { return m.in.Err() }

@@ -3,6 +3,7 @@ package tsdb
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,23 @@ func TestLateBehindHead(t *testing.T) {
 	behindLate(t, db, lsets, 1*hour+30*60_000, 5*hour, want)
 	require.Less(t, db.Head().MinTime(), 4*hour, "the head holds the late samples before its range")
 	check("late samples before the head's range, from the head")
+
+	// Delete covers them (and the block's samples of the range), and
+	// keeps covering them through compaction, below.
+	require.NoError(t, db.Delete(context.Background(), 2*hour, 2*hour+30*60_000, labels.MustNewMatcher(labels.MatchEqual, "i", "0")))
+	k := lsets[0].String()
+	want[k] = slices.DeleteFunc(want[k], func(s sample) bool { return s.T >= 2*hour && s.T <= 2*hour+30*60_000 })
+	check("after a Delete over late samples before the head's range")
+
+	// A snapshot with the head holds them.
+	require.NoError(t, db.Snapshot("snap", true))
+	sdb, err := Open("snap", nil, nil, &Options{FS: fs, NoWAL: true, NoLockfile: true})
+	require.NoError(t, err)
+	sq, err := sdb.Querier(MinSampleTime, MaxSampleTime)
+	require.NoError(t, err)
+	require.Equal(t, sortedWant(want), querySamples(t, sq), "snapshot")
+	require.NoError(t, sq.Close())
+	require.NoError(t, sdb.Close())
 
 	// Restart: WAL replay takes them as late ones.
 	require.NoError(t, db.Close())
@@ -293,4 +311,77 @@ func overlappingBlocksSeen(t *testing.T, db *DB) int {
 		}
 	}
 	return n
+}
+
+// TestLateBehindHeadExtremeWindow: the largest window reaches back
+// thousands of centuries; late samples there go into blocks of their own
+// ranges like any other, and one beyond it is too old.
+func TestLateBehindHeadExtremeWindow(t *testing.T) {
+	fs := vfs.NewMemFS()
+	opts := lateOpts(fs, time.Duration(math.MaxInt64))
+	opts.RetentionDuration = time.Duration(math.MaxInt64)
+	db, _ := openTestDB(t, opts)
+	ls := []labels.Labels{labels.FromStrings("__name__", "extreme")}
+	want := map[string][]sample{}
+	behindScrapes(t, db, ls, 0, 4*hour, want)
+
+	app := db.Appender(context.Background())
+	lateMin := 4*hour - 60_000 - time.Duration(math.MaxInt64).Milliseconds()
+	// Retention (its largest value is the window's) will delete the
+	// blocks of the very oldest ranges as the head moves on 2h: the
+	// samples kept to the end are 3h newer.
+	for _, ts := range []int64{lateMin + 3*hour, lateMin + 3*hour + 1, -1e12, -1, hour + 1} {
+		_, err := app.Append(0, ls[0], ts, float64(ts))
+		require.NoError(t, err, "late sample at %d", ts)
+		want[ls[0].String()] = append(want[ls[0].String()], sample{ts, float64(ts)})
+	}
+	require.NoError(t, app.Commit())
+	app = db.Appender(context.Background())
+	_, err := app.Append(0, ls[0], lateMin, 0)
+	require.NoError(t, err, "the oldest sample the window admits")
+	_, err = app.Append(0, ls[0], lateMin-1, 0)
+	require.ErrorIs(t, err, ErrTooOldSample)
+	require.NoError(t, app.Rollback())
+	check := func(stage string) {
+		t.Helper()
+		require.Equal(t, sortedWant(want), fullRead(t, db), stage)
+	}
+	check("in the head")
+	// The next head compaction takes them.
+	behindScrapes(t, db, ls, 4*hour, 6*hour, want)
+	require.NoError(t, db.Compact(context.Background()))
+	check("after compaction")
+	require.GreaterOrEqual(t, db.Head().MinTime(), 4*hour)
+	require.NoError(t, db.Close())
+	db, _ = openTestDB(t, opts)
+	check("after reopening")
+}
+
+// TestLateBehindRangeRacingInOrder: a sample behind one appender's
+// appendable range can still be in the range of an older appender, which
+// may commit an in-order sample at the same time first; the late one must
+// then be dropped as a duplicate at Commit, not stored beside it.
+func TestLateBehindRangeRacingInOrder(t *testing.T) {
+	db, reg := openTestDB(t, lateOpts(vfs.NewMemFS(), 6*time.Hour))
+	s := labels.FromStrings("__name__", "race", "s", "s")
+	other := labels.FromStrings("__name__", "race", "s", "other")
+	commit := func(ls labels.Labels, ts int64, v float64) {
+		app := db.Appender(context.Background())
+		_, err := app.Append(0, ls, ts, v)
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+	}
+	commit(s, 5*60_000, 1)
+	commit(other, hour, 1)
+	older := db.Appender(context.Background()) // appendable from 30m on
+	_, err := older.Append(0, s, 40*60_000, 2)
+	require.NoError(t, err)
+	commit(other, 2*hour, 1)
+	newer := db.Appender(context.Background()) // appendable from 1h on: 40m is behind
+	_, err = newer.Append(0, s, 40*60_000, 3)
+	require.NoError(t, err, "behind the newer appender's range, and no sample there yet")
+	require.NoError(t, older.Commit())
+	require.NoError(t, newer.Commit())
+	require.Equal(t, []sample{{5 * 60_000, 1}, {40 * 60_000, 2}}, fullRead(t, db)[s.String()])
+	require.Equal(t, 1.0, gaugeWithLabel(t, reg, "tsdb_head_samples_rejected_total", "reason", "duplicate"))
 }

@@ -222,3 +222,29 @@ func TestLateIsolation(t *testing.T) {
 		requireSameSamples(t, before, fullRead(t, db))
 	}
 }
+
+// TestLateRejectOption: AppendOptions.RejectLate makes the following
+// Appends reject late samples as with the window off, and clearing it
+// accepts them again, within one transaction.
+func TestLateRejectOption(t *testing.T) {
+	db, _ := openTestDB(t, lateOpts(vfs.NewMemFS(), 6*time.Hour))
+	ls := labels.FromStrings("__name__", "reject")
+	app := db.Appender(context.Background())
+	_, err := app.Append(0, ls, 4*3600_000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	app = db.Appender(context.Background())
+	app.SetOptions(AppendOptions{RejectLate: true})
+	_, err = app.Append(0, ls, 4*3600_000-1, 2)
+	require.ErrorIs(t, err, ErrOutOfOrderSample)
+	_, err = app.Append(0, ls, 1000, 2)
+	require.ErrorIs(t, err, ErrOutOfBounds, "behind the head's range")
+	_, err = app.Append(0, ls, 4*3600_000+1, 3)
+	require.NoError(t, err, "in-order samples are unaffected")
+	app.SetOptions(AppendOptions{})
+	_, err = app.Append(0, ls, 1000, 4)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+	require.Equal(t, []sample{{1000, 4}, {4 * 3600_000, 1}, {4*3600_000 + 1, 3}}, fullRead(t, db)[`{__name__="reject"}`])
+}

@@ -395,7 +395,7 @@ func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 			it = &headIterator{}
 			it.reset(hs)
 		}
-		return newMergeIterator([]chunks.Iterator{it, &lateIterator{samples: hs.late, deleted: hs.deleted, i: -1}})
+		return &withLateIterator{in: it, late: lateIterator{samples: hs.late, deleted: hs.deleted, i: -1}}
 	}
 	if it := hs.first; it != nil {
 		hs.first = nil

@@ -214,6 +214,7 @@ type walMetrics struct {
 	replayDuration prometheus.Gauge
 	recordsSkipped *prometheus.CounterVec
 	unknownRefs    prometheus.Counter
+	wblUnknownRefs prometheus.Counter
 }
 
 func newWALMetrics(reg prometheus.Registerer, n metricnames.Namer) *walMetrics {
@@ -230,6 +231,10 @@ func newWALMetrics(reg prometheus.Registerer, n metricnames.Namer) *walMetrics {
 		unknownRefs: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wal_replay_unknown_refs_total",
 			Help: "Samples skipped on replay because no series record defined their series.",
+		})),
+		wblUnknownRefs: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_wbl_replay_unknown_refs_total",
+			Help: "Samples of WBL records written by Prometheus skipped on replay because no series record defined their series.",
 		})),
 	}
 }

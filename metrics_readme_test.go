@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -57,12 +58,14 @@ func (r *nameRecorder) MustRegister(cs ...prometheus.Collector) {
 }
 
 // registeredNames opens a DB with the namespace and returns the names of
-// every metric it registers.
+// every metric it registers. The out-of-order window is on, so that the
+// DB has a WBL and registers its metrics too.
 func registeredNames(t *testing.T, namespace string) []string {
 	t.Helper()
 	rec := &nameRecorder{Registerer: prometheus.NewRegistry(), names: map[string]bool{}}
 	o := DefaultOptions()
 	o.FS, o.MetricsNamespace = vfs.NewMemFS(), namespace
+	o.OutOfOrderTimeWindow = time.Hour
 	db, err := Open("data", nil, rec, o)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())

@@ -50,6 +50,12 @@ type Options struct {
 	// before the data already cut into blocks, nor more than half a block
 	// range before the head's newest sample); older ones get
 	// ErrOutOfBounds. So a window up to MinBlockDuration/2 works fully.
+	//
+	// With the window on, the DB also keeps a WBL (wbl/ next to wal/):
+	// copies of the late samples in Prometheus's out-of-order log, so that
+	// Prometheus can open the directory (see wal.go). Late samples written
+	// with the window on are restored at the next Open whatever the window
+	// is then.
 	OutOfOrderTimeWindow time.Duration
 
 	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.

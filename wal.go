@@ -72,9 +72,70 @@ import (
 // so the argument above holds unchanged: a commit with in-order and late
 // samples is one Samples record or one commit group, and replays whole or
 // not at all. Replay tells late samples by their time (older than their
-// series' newest) and takes them as late ones while the out-of-order
-// window is on. (Prometheus writes late samples to a separate log, the
-// WBL, with no such guarantee; isotsdb does not write one yet.)
+// series' newest) and takes them as late ones whatever the out-of-order
+// window is at replay: they were accepted when they were written, and a
+// user who turns the window off must not lose them. (With the window off
+// at write time, the only samples older than their series' newest in the
+// WAL are those of a commit that lost a race for a series to a commit
+// logged after it; Commit dropped them, replay now takes them. Samples
+// before the head's appendable range are taken as late ones only while
+// the window is on, see head_late.go; else they are dropped and counted.)
+
+// The WBL. Prometheus logs every sample to its WAL and, in addition, the
+// late ones to a second log, the WBL (wbl/ next to wal/, the same segment
+// format), and on replay it drops late samples from the WAL and takes them
+// from the WBL. So that Prometheus can open an isotsdb directory with late
+// samples, isotsdb writes a WBL too (wbl.go), whenever the window is on or
+// a wbl/ directory with segments exists at Open. Its segment size,
+// compression and sync policy are the WAL's.
+//
+// After a commit has logged its records to the WAL and applied its
+// samples, it logs the samples it applied as late ones (only then is it
+// known which they are: a concurrent commit can make a sample late) to
+// the WBL, before the commit becomes visible: a WBLCopy record (isotsdb's
+// type 201, which Prometheus's WBL replay skips as unknown) saying that
+// the next N records are copies of samples already in this DB's WAL, then
+// N sample records in the types the WAL uses (Samples, the histogram
+// types, custom-bucket histograms in their own). A commit without late
+// samples does not touch the WBL. With Options.WALSyncEveryCommit the WBL
+// is fsynced too before Commit returns. A failed WBL write fails the
+// Commit with ErrWBL (its samples are applied and in the WAL) and every
+// later Commit until the DB is reopened.
+//
+// The WAL stays authoritative: replay skips the records a WBLCopy record
+// announces. Were they replayed, a crash that tore a commit in the WAL
+// after its WBL records were written (the logs are separate files, each
+// synced on its own) would bring back the late half of a commit whose
+// other half is lost: the whole-or-nothing promise would break. A crash
+// between a commit's WAL and WBL writes leaves its late samples in the
+// WAL only (Prometheus has the same window between its two logs), and so
+// does a commit that applied in order a sample that the WAL's order makes
+// late (it lost a race for the series to a commit logged after it). So
+// Open, after the replay, copies to the WBL the late samples it took from
+// the WAL that the WBL does not hold (recopyLate; replay classifies by the
+// WAL's order, as Prometheus's does). Prometheus opening the directory
+// before isotsdb opens it again would still miss them. The opposite case,
+// WBL copies of a commit that the WAL lost (each log is synced on its
+// own), is harmless to isotsdb, which skips copies; Prometheus would
+// replay them.
+//
+// Sample records in the WBL without a WBLCopy record before them were
+// written by Prometheus. Replay applies them after the whole WAL as late
+// samples: a sample that the WAL replay already applied is a no-op (the
+// head's duplicate rule), so Prometheus's double logging is harmless.
+// Prometheus's MmapMarkers records are decoded and ignored: isotsdb reads
+// no chunks_head/ files, and the samples a marker stands for are still in
+// the WBL's sample records before it. A torn or damaged WBL is repaired
+// like the WAL (cut after its last whole record; a run of copies the log
+// ends inside is cut whole) and never costs the WAL anything.
+//
+// Truncation (truncateWBL): the WBL must hold every late sample that is
+// not in a block, since Prometheus takes late samples from it alone. The
+// DB keeps, per WBL segment, the greatest sample time logged into it (or
+// read from it at replay). When the head is truncated at mint after its
+// range went into a block, the active segment is completed if it holds
+// samples, and the oldest segments whose greatest time is before mint are
+// removed (a prefix only: Prometheus reads the segments without a gap).
 
 // walScratch holds an appender's encoding buffers; the head pools them.
 type walScratch struct {
@@ -147,13 +208,22 @@ func (a *headAppender) logCommit() error {
 }
 
 // groupRecords appends to recs the scratch's samples, histograms among
-// them, as a commit group: a CommitGroup record, then one record per kind
-// of sample present (with st, in the V2 types, which hold start times and
-// any schema). The records alias sc.hrecs, valid until the next call.
+// them, as a commit group: a CommitGroup record, then the records of
+// sampleRecords. The records alias sc.hrecs, valid until the next call.
 func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
-	var enc record.Encoder
 	head := len(recs)
 	recs = append(recs, nil) // the CommitGroup record, if needed
+	recs = sc.sampleRecords(recs, st)
+	return sc.closeGroup(recs, head)
+}
+
+// sampleRecords appends to recs one record per kind of sample present in
+// the scratch (with st, in the V2 types, which hold start times and any
+// schema; without, custom-bucket histograms in their own types, as
+// Prometheus writes them). The records alias sc.hrecs[1:], valid until the
+// next call.
+func (sc *walScratch) sampleRecords(recs [][]byte, st bool) [][]byte {
+	var enc record.Encoder
 	switch {
 	case len(sc.samples) == 0:
 	case st:
@@ -172,7 +242,7 @@ func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
 			sc.hrecs[4] = enc.FloatHistogramSamplesV2(sc.fhs, sc.hrecs[4][:0])
 			recs = append(recs, sc.hrecs[4])
 		}
-		return sc.closeGroup(recs, head)
+		return recs
 	}
 	if len(sc.hs) > 0 {
 		var custom []record.RefHistogramSample
@@ -196,7 +266,7 @@ func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
 			recs = append(recs, sc.hrecs[5])
 		}
 	}
-	return sc.closeGroup(recs, head)
+	return recs
 }
 
 // closeGroup finishes the group of records recs[head+1:]: it fills in the
@@ -232,12 +302,34 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	if err != nil {
 		return fmt.Errorf("open WAL: %w", err)
 	}
+	var wbl *wblSource
+	switch want, err := db.wblWanted(); {
+	case err != nil:
+		return errors.Join(err, w.Close())
+	case want:
+		bw, err := db.openWBLLog(reg)
+		if err != nil {
+			return errors.Join(err, w.Close())
+		}
+		wbl = &wblSource{dir: bw.Dir(), w: bw}
+	}
 	start := time.Now()
-	if err := db.head.replayWAL(db.fs, dir, w, db.walMetrics); err != nil {
-		return errors.Join(fmt.Errorf("replay WAL: %w", err), w.Close())
+	if err := db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics); err != nil {
+		err = fmt.Errorf("replay WAL: %w", err)
+		if wbl != nil {
+			err = errors.Join(err, wbl.w.Close())
+		}
+		return errors.Join(err, w.Close())
 	}
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
 	db.head.wal = w
+	if wbl != nil {
+		l := &wblLog{w: wbl.w, segMax: wbl.segMax}
+		db.head.wbl.Store(l)
+		if err := db.head.recopyLate(l, wbl.missing); err != nil {
+			return errors.Join(fmt.Errorf("replay WAL: %w", err), wbl.w.Close(), w.Close())
+		}
+	}
 	return nil
 }
 
@@ -368,14 +460,16 @@ func segmentSpan(a, b int) string {
 	return fmt.Sprintf("segments %08d to %08d are", a, b)
 }
 
-// replayWAL loads the last checkpoint and the segments after it from dir.
-// A corrupt or torn segment is repaired through w (the log is cut after the
-// last whole record); with w nil (a read-only open) replay stops there with
-// a warning and nothing is written.
-func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) error {
+// replayWAL loads the last checkpoint and the segments after it from dir,
+// then, if wbl is not nil, the WBL (replayWBL). A corrupt or torn segment
+// is repaired through w (the log is cut after the last whole record); with
+// w nil (a read-only open) replay stops there with a warning and nothing
+// is written.
+func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m *walMetrics) error {
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
+	rp.collectLate.Store(wbl != nil && wbl.w != nil)
 
 	from := 0
 	cpDir, cpIdx, err := wlog.LastCheckpoint(fsys, dir)
@@ -417,6 +511,15 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, m *walMetrics) err
 		return err
 	}
 	rp.flush()
+	if wbl != nil {
+		rp.collectLate.Store(false)
+		if err := rp.replayWBL(fsys, wbl); err != nil {
+			return err
+		}
+		if wbl.w != nil {
+			wbl.missing = rp.missingFromWBL(wbl.present)
+		}
+	}
 	h.raiseLastSeriesRef(rp.maxRef)
 	h.addTombstones(rp.tombs)
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
@@ -454,6 +557,9 @@ type replayer struct {
 	dups map[uint64]uint64
 	// tombs collects the deletions of Tombstones records.
 	tombs map[SeriesRef]tombstones.Intervals
+	// unknownRefs counts the samples of series no record defined: the
+	// WAL's counter, then the WBL's.
+	unknownRefs prometheus.Counter
 	// maxRef is the highest series ref any Samples or Tombstones record
 	// used, defined or not. A series record can be lost with a segment
 	// (accepted with Options.AcceptIncompleteWAL) while samples of its ref
@@ -462,7 +568,13 @@ type replayer struct {
 	maxRef uint64
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
-	lastProgress              time.Time
+
+	// collectLate: the workers record in late the samples they take as
+	// late ones (see wblSource.missing); lateMu protects late.
+	collectLate  atomic.Bool
+	lateMu       sync.Mutex
+	late         []seriesTime
+	lastProgress time.Time
 }
 
 // replayBatch is the number of samples sent to a worker at once.
@@ -470,7 +582,7 @@ const replayBatch = 5000
 
 func newReplayer(h *head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
-	rp := &replayer{h: h, m: m, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
+	rp := &replayer{h: h, m: m, unknownRefs: m.unknownRefs, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
 		free: make(chan []walSample, 8*n)}
 	rp.shards = make([]chan []walSample, n)
 	rp.pending = make([][]walSample, n)
@@ -490,6 +602,8 @@ func (rp *replayer) work(ch <-chan []walSample) {
 	for batch := range ch {
 		var applied, unknown, dropped int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+		collect := rp.collectLate.Load()
+		var late []seriesTime
 		// Samples before minValidTime are in blocks already: the WAL still
 		// holds them when the process stopped between publishing a block
 		// and truncating the head. Except, with the out-of-order window
@@ -500,12 +614,14 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
 		minValid := h.minValidTime.Load()
-		// Samples older than their series' newest are late ones while the
-		// out-of-order window is on (head_late.go).
-		late := h.lateWindow.Load() > 0
+		// Samples older than their series' newest are late ones, whatever
+		// the out-of-order window is now: they were accepted when they
+		// were written (head_late.go). Samples before minValid are late
+		// ones only while the window is on (see above).
+		behind := h.lateWindow.Load() > 0
 		for i := range batch {
 			smp := &batch[i]
-			if smp.t < MinSampleTime || !late && smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
+			if smp.t < MinSampleTime || !behind && smp.t < minValid || smp.t > MaxSampleTime || smp.x != nil && !smp.x.valid() {
 				dropped++
 				continue
 			}
@@ -517,12 +633,17 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s.mu.Lock()
 			var reason string
 			switch x := smp.x; {
-			case late && (smp.t < minValid || smp.t <= s.lastTLocked()):
+			case smp.t < minValid || smp.t <= s.lastTLocked():
 				p := pendingSample{t: smp.t, v: smp.v}
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
-				reason = s.appendLateLocked(h, &p, 0, 0)
+				reason = s.appendLateLocked(h, &p, 0, 0, true)
+				// Those before minValid are not collected: most are copies of
+				// what a block holds (the WAL keeps them until a checkpoint).
+				if collect && reason == "" && smp.t >= minValid {
+					late = append(late, seriesTime{ref: smp.ref, t: smp.t})
+				}
 			case x == nil:
 				reason = s.appendFloatLocked(h, 0, smp.t, smp.v, 0, 0)
 			case x.h == nil && x.fh == nil:
@@ -540,6 +661,11 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		}
 		if applied > 0 {
 			h.updateTimeRange(mint, maxt)
+		}
+		if len(late) > 0 {
+			rp.lateMu.Lock()
+			rp.late = append(rp.late, late...)
+			rp.lateMu.Unlock()
 		}
 		rp.samples.Add(applied)
 		rp.unknown.Add(unknown)
@@ -795,7 +921,7 @@ func (rp *replayer) flush() {
 		go rp.work(ch)
 	}
 	if n := rp.unknown.Load(); n > 0 {
-		rp.m.unknownRefs.Add(float64(n))
+		rp.unknownRefs.Add(float64(n))
 		rp.unknown.Add(-n)
 		rp.h.logger.Warn("tsdb: WAL replay skipped samples of series it has no record of", "samples", n)
 	}

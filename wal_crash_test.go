@@ -38,6 +38,10 @@ type crashWorkload struct {
 	// samples that later transactions wrote to them; the value is k. So
 	// a commit is in-order and late samples in one record (floats only).
 	late bool
+	// rotate (with late): the series that take a late sample rotate,
+	// series i in transactions k with (i+k)%4 == 0, so that a series
+	// picked by every transaction has newer samples to be late behind.
+	rotate bool
 }
 
 // timeOf returns the time of transaction k's sample in series i.
@@ -45,7 +49,7 @@ func (w *crashWorkload) timeOf(k, i int) int64 {
 	switch {
 	case !w.late:
 		return int64(k)
-	case i%4 == 0 && k > 5:
+	case w.rotate && (i+k)%4 == 0 && k > 5, !w.rotate && i%4 == 0 && k > 5:
 		return int64(10*(k-5) + 3)
 	}
 	return int64(10 * k)

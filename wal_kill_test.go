@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/vfs"
 )
 
 var killRounds = flag.Int("kill-rounds", 20, "how many times TestWALKill kills the writer process")
@@ -128,6 +130,24 @@ func TestWALKill(t *testing.T) {
 		present, last := killCheck(t, dir)
 		for k := 1; k <= acked; k++ {
 			require.True(t, present[k], "round %d: acknowledged batch %d lost (seed %d)", round, k, seed)
+		}
+		// The Open in killCheck repaired the WBL: it reads to its end, and
+		// holds the late samples of every batch present, once: those of
+		// acknowledged batches were fsynced before Commit returned, and
+		// Open copies from the WAL those of a batch killed between its
+		// WAL and WBL writes.
+		late := map[int64]int{}
+		samples, _ := readWBLDir(t, vfs.OS(), filepath.Join(dir, wblDirName))
+		for _, s := range samples {
+			require.True(t, s.isCopy, "round %d: only isotsdb's copies in the WBL", round)
+			late[s.t]++
+		}
+		for k := range present {
+			if k <= killLateLag {
+				continue
+			}
+			require.Equal(t, (killBatchWidth+4)/5, late[int64(10*(k-killLateLag)+5)],
+				"round %d: late samples of batch %d in the WBL (seed %d)", round, k, seed)
 		}
 		t.Logf("round %d: %d batches acknowledged, %d present", round, acked, last)
 	}

@@ -29,6 +29,11 @@ const (
 	// RankHeadClose is head.closeMu: orders commits (read side) against
 	// the head's close (write side).
 	RankHeadClose
+	// RankWBL is wblLog.mu: serializes writing, cutting and truncating
+	// the DB's WBL (the log of late samples), and its segments' times.
+	// A Commit takes it holding head.closeMu (read side) and no other
+	// head lock.
+	RankWBL
 	// RankHeadTombstones is head.tombsMu: serializes replacing the head's
 	// deletion intervals.
 	RankHeadTombstones
@@ -63,6 +68,7 @@ var rankNames = [numRanks]string{
 	RankQuerierSets:    "querier.setsMu",
 	RankHeadSeriesSet:  "headSeriesSet.mu",
 	RankHeadClose:      "head.closeMu",
+	RankWBL:            "wblLog.mu",
 	RankHeadTombstones: "head.tombsMu",
 	RankStripe:         "seriesStripe.mu",
 	RankPostings:       "MemPostings.mu",
@@ -106,6 +112,7 @@ type (
 	QuerierSets    struct{}
 	HeadSeriesSet  struct{}
 	HeadClose      struct{}
+	WBL            struct{}
 	HeadTombstones struct{}
 	Stripe         struct{}
 	Postings       struct{}
@@ -122,6 +129,7 @@ func (Querier) Rank() Rank        { return RankQuerier }
 func (QuerierSets) Rank() Rank    { return RankQuerierSets }
 func (HeadSeriesSet) Rank() Rank  { return RankHeadSeriesSet }
 func (HeadClose) Rank() Rank      { return RankHeadClose }
+func (WBL) Rank() Rank            { return RankWBL }
 func (HeadTombstones) Rank() Rank { return RankHeadTombstones }
 func (Stripe) Rank() Rank         { return RankStripe }
 func (Postings) Rank() Rank       { return RankPostings }

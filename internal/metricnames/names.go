@@ -97,6 +97,16 @@ var samePrometheus = map[string]promMetric{
 	"tsdb_wal_truncations_total":             {name: "prometheus_tsdb_wal_truncations_total"},
 	"tsdb_wal_truncations_failed_total":      {name: "prometheus_tsdb_wal_truncations_failed_total"},
 	"tsdb_wal_fsync_duration_seconds":        {name: "prometheus_tsdb_wal_fsync_duration_seconds", objectives: map[float64]float64{0.5: 0.05, 0.9: 0.01, 0.99: 0.001}},
+	// The WBL, the log of late samples (registered only while the DB has
+	// one, as in Prometheus).
+	"tsdb_wbl_segment_current":           {name: "prometheus_tsdb_out_of_order_wbl_segment_current"},
+	"tsdb_wbl_page_flushes_total":        {name: "prometheus_tsdb_out_of_order_wbl_page_flushes_total"},
+	"tsdb_wbl_completed_pages_total":     {name: "prometheus_tsdb_out_of_order_wbl_completed_pages_total"},
+	"tsdb_wbl_writes_failed_total":       {name: "prometheus_tsdb_out_of_order_wbl_writes_failed_total"},
+	"tsdb_wbl_truncations_total":         {name: "prometheus_tsdb_out_of_order_wbl_truncations_total"},
+	"tsdb_wbl_truncations_failed_total":  {name: "prometheus_tsdb_out_of_order_wbl_truncations_failed_total"},
+	"tsdb_wbl_fsync_duration_seconds":    {name: "prometheus_tsdb_out_of_order_wbl_fsync_duration_seconds", objectives: map[float64]float64{0.5: 0.05, 0.9: 0.01, 0.99: 0.001}},
+	"tsdb_wbl_replay_unknown_refs_total": {name: "prometheus_tsdb_wbl_replay_unknown_refs_total", labels: prometheus.Labels{"type": "samples"}},
 }
 
 // Name returns the name and the constant labels under which the metric

@@ -272,13 +272,53 @@ func (d *Decoder) CommitGroup(rec []byte) (int, error) {
 	if len(rec) == 0 || Type(rec[0]) != CommitGroup {
 		return 0, wrongType("commit group", rec)
 	}
+	n, err := recordCount(rec)
+	if err != nil {
+		return 0, fmt.Errorf("commit group record: %w", err)
+	}
+	return n, nil
+}
+
+// WBLCopy returns the number of records a WBLCopy record announces.
+func (d *Decoder) WBLCopy(rec []byte) (int, error) {
+	if len(rec) == 0 || Type(rec[0]) != WBLCopy {
+		return 0, wrongType("WBL copy", rec)
+	}
+	n, err := recordCount(rec)
+	if err != nil {
+		return 0, fmt.Errorf("WBL copy record: %w", err)
+	}
+	return n, nil
+}
+
+// recordCount decodes the body of a CommitGroup or WBLCopy record: one
+// uvarint in [1, MaxInt32] and nothing after it.
+func recordCount(rec []byte) (int, error) {
 	db := newDecbuf(rec)
 	n := db.Uvarint()
 	if err := db.Err(); err != nil {
-		return 0, fmt.Errorf("commit group record: %w", err)
+		return 0, err
 	}
 	if db.Len() != 0 || n == 0 || n > math.MaxInt32 {
-		return 0, fmt.Errorf("commit group record: %w", corrupt.At("", 1, fmt.Errorf("bad group of %d records with %d trailing bytes", n, db.Len())))
+		return 0, corrupt.At("", 1, fmt.Errorf("bad count of %d records with %d trailing bytes", n, db.Len()))
 	}
 	return int(n), nil
+}
+
+// MmapMarkers appends the markers of a MmapMarkers record to out.
+func (d *Decoder) MmapMarkers(rec []byte, out []RefMmapMarker) ([]RefMmapMarker, error) {
+	if len(rec) == 0 || Type(rec[0]) != MmapMarkers {
+		return out, wrongType("mmap markers", rec)
+	}
+	const size = 16 // two be64
+	body := rec[1:]
+	if len(body)%size != 0 {
+		return out, fmt.Errorf("mmap markers record: %w", corrupt.At("", int64(1+len(body)/size*size),
+			fmt.Errorf("%d trailing bytes, not a whole marker", len(body)%size)))
+	}
+	out = slices.Grow(out, len(body)/size)
+	for ; len(body) > 0; body = body[size:] {
+		out = append(out, RefMmapMarker{Ref: binary.BigEndian.Uint64(body), MmapRef: binary.BigEndian.Uint64(body[8:])})
+	}
+	return out, nil
 }

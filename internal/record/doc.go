@@ -13,6 +13,7 @@
 //	                base_ref be64 | base_t be64 | repeated { ref-base_ref varint | t-base_t varint | value bits be64 }
 //	                (the first sample is repeated in the loop as deltas 0, 0).
 //	Tombstones (3): repeated { ref be64 | mint varint | maxt varint }, one entry per interval.
+//	MmapMarkers (5): repeated { ref be64 | head chunk ref be64 } (Prometheus's WBL only).
 //	Histogram samples (7, 8, 9, 10): like Samples, with a histogram in
 //	                place of each value.
 //	Samples V2 (11) and histogram samples V2 (12, 13): nothing more when empty, else
@@ -36,6 +37,10 @@
 // The other types Prometheus
 // defines (exemplars, metadata, ...) are named so callers can recognise and
 // skip them; this package does not decode them.
+//
+// isotsdb adds two record types of its own, far above Prometheus's, which
+// Prometheus skips as unknown: CommitGroup (200) and WBLCopy (201), each a
+// uvarint count of the records that follow and belong to it (see Type).
 //
 // Values are stored as their raw IEEE-754 bits, so every NaN payload
 // (including Prometheus's stale marker) survives a round trip.

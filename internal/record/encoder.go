@@ -103,3 +103,21 @@ func (Encoder) CommitGroup(n int, b []byte) []byte {
 	b = append(b, byte(CommitGroup))
 	return binary.AppendUvarint(b, uint64(n))
 }
+
+// WBLCopy appends to b a WBLCopy record announcing that the next n records
+// are copies of samples that are also in the writer's WAL.
+func (Encoder) WBLCopy(n int, b []byte) []byte {
+	b = append(b, byte(WBLCopy))
+	return binary.AppendUvarint(b, uint64(n))
+}
+
+// MmapMarkers appends to b a MmapMarkers record holding markers. isotsdb
+// never writes one into a log; tests use it to stand in for Prometheus.
+func (Encoder) MmapMarkers(markers []RefMmapMarker, b []byte) []byte {
+	b = append(b, byte(MmapMarkers))
+	for _, m := range markers {
+		b = binary.BigEndian.AppendUint64(b, m.Ref)
+		b = binary.BigEndian.AppendUint64(b, m.MmapRef)
+	}
+	return b
+}

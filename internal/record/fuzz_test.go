@@ -109,7 +109,7 @@ func FuzzTombstonesRoundTrip(f *testing.F) {
 // whatever decodes must re-encode to something that decodes the same (the
 // input itself may use non-minimal varints, so bytes are not compared).
 func FuzzDecode(f *testing.F) {
-	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, nil} {
+	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, {201, 2}, {201, 0}, {5}, {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {5, 1}, nil} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
@@ -137,6 +137,17 @@ func FuzzDecode(f *testing.F) {
 			require.NoError(t, err, "commit group re-decode")
 			require.Equal(t, n, again, "commit group re-decode")
 			require.Positive(t, n, "a commit group announces at least one record")
+		}
+		if n, err := dec.WBLCopy(rec); err == nil {
+			again, err := dec.WBLCopy(enc.WBLCopy(n, nil))
+			require.NoError(t, err, "WBL copy re-decode")
+			require.Equal(t, n, again, "WBL copy re-decode")
+			require.Positive(t, n, "a WBL copy record announces at least one record")
+		}
+		if m, err := dec.MmapMarkers(rec, nil); err == nil {
+			again, err := dec.MmapMarkers(enc.MmapMarkers(m, nil), nil)
+			require.NoError(t, err, "mmap markers re-decode")
+			require.Equal(t, m, again, "mmap markers re-decode")
 		}
 		if s, err := dec.Tombstones(rec, nil); err == nil {
 			again, err := dec.Tombstones(enc.Tombstones(s, nil), nil)

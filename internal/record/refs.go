@@ -28,3 +28,12 @@ type Stone struct {
 	Ref       uint64
 	Intervals tombstones.Intervals
 }
+
+// RefMmapMarker is an entry of a MmapMarkers record: the out-of-order
+// samples of series Ref logged before it were written to the head chunk
+// at MmapRef (Prometheus's chunks_head/ reference: segment and offset).
+// isotsdb reads no head chunk files and ignores the markers.
+type RefMmapMarker struct {
+	Ref     uint64
+	MmapRef uint64
+}

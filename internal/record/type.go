@@ -4,8 +4,9 @@ package record
 // The values are Prometheus's; never renumber them.
 type Type uint8
 
-// Record types. Series, Samples, SamplesV2, Tombstones and the histogram
-// sample types (7 to 10, 12 and 13) are decoded by this package; the others
+// Record types. Series, Samples, SamplesV2, Tombstones, MmapMarkers, the
+// histogram sample types (7 to 10, 12 and 13) and isotsdb's CommitGroup and
+// WBLCopy are decoded by this package; the others
 // are listed so that callers can recognise records written by Prometheus and
 // skip them instead of misreading them.
 const (
@@ -20,7 +21,9 @@ const (
 	Tombstones Type = 3
 	// Exemplars records (Prometheus) hold exemplars; skipped here.
 	Exemplars Type = 4
-	// MmapMarkers records (Prometheus out-of-order WBL); skipped here.
+	// MmapMarkers records (Prometheus's out-of-order WBL) say that a
+	// series' out-of-order samples logged so far were written to a head
+	// chunk file (chunks_head/). Decoder.MmapMarkers reads them.
 	MmapMarkers Type = 5
 	// Metadata records (Prometheus) hold metric type, unit and help; skipped here.
 	Metadata Type = 6
@@ -64,6 +67,14 @@ const (
 	// just does not get the atomicity. The value is far above Prometheus's
 	// types so that a new one of theirs does not collide with it.
 	CommitGroup Type = 200
+	// WBLCopy is isotsdb's record, not Prometheus's, written only into
+	// the WBL (the log of out-of-order samples, see the root package's
+	// wal.go): it says that the next N records (a uvarint after the type
+	// byte, at least 1) hold copies of samples that are also in the
+	// WAL of the DB that wrote them. That DB skips them on replay, its WAL
+	// being authoritative; Prometheus skips the marker and reads the
+	// samples. It is laid out like CommitGroup.
+	WBLCopy Type = 201
 )
 
 // String returns the lower-case snake_case name of the type, or "unknown".
@@ -99,6 +110,8 @@ func (t Type) String() string {
 		return "min_valid_time"
 	case CommitGroup:
 		return "commit_group"
+	case WBLCopy:
+		return "wbl_copy"
 	default:
 		return "unknown"
 	}
@@ -112,7 +125,7 @@ func RecordType(rec []byte) Type {
 		return Unknown
 	}
 	t := Type(rec[0])
-	if t >= Series && t <= MinValidTime || t == CommitGroup {
+	if t >= Series && t <= MinValidTime || t == CommitGroup || t == WBLCopy {
 		return t
 	}
 	return Unknown

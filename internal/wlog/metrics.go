@@ -27,45 +27,45 @@ type metrics struct {
 	registered []prometheus.Collector
 }
 
-func newMetrics(reg prometheus.Registerer, n metricnames.Namer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, n metricnames.Namer, prefix, what string) (*metrics, error) {
 	m := &metrics{
 		fsyncDuration: n.Duration(prometheus.HistogramOpts{
-			Name: "tsdb_wal_fsync_duration_seconds",
-			Help: "Duration of fsync calls on write-ahead log segments.",
+			Name: prefix + "fsync_duration_seconds",
+			Help: "Duration of fsync calls on " + what + " segments.",
 			// 100µs (a fast SSD) to about 6.5s (a saturated disk).
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 9),
 		}),
 		pageFlushes: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_page_flushes_total",
-			Help: "Writes of (parts of) pages to write-ahead log segments.",
+			Name: prefix + "page_flushes_total",
+			Help: "Writes of (parts of) pages to " + what + " segments.",
 		})),
 		completedPages: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_completed_pages_total",
-			Help: "Write-ahead log pages written in full.",
+			Name: prefix + "completed_pages_total",
+			Help: upper(what) + " pages written in full.",
 		})),
 		writesFailed: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_writes_failed_total",
-			Help: "Write-ahead log writes, syncs or segment creations that failed.",
+			Name: prefix + "writes_failed_total",
+			Help: upper(what) + " writes, syncs or segment creations that failed.",
 		})),
 		truncations: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_truncations_total",
-			Help: "Write-ahead log truncations attempted.",
+			Name: prefix + "truncations_total",
+			Help: upper(what) + " truncations attempted.",
 		})),
 		truncationsFailed: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_truncations_failed_total",
-			Help: "Write-ahead log truncations that failed.",
+			Name: prefix + "truncations_failed_total",
+			Help: upper(what) + " truncations that failed.",
 		})),
 		corruptionsRepaired: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_corruptions_repaired_total",
-			Help: "Write-ahead log corruptions repaired by truncating the log.",
+			Name: prefix + "corruptions_repaired_total",
+			Help: upper(what) + " corruptions repaired by truncating the log.",
 		})),
 		currentSegment: prometheus.NewGauge(n.Gauge(prometheus.GaugeOpts{
-			Name: "tsdb_wal_segment_current",
-			Help: "Index of the write-ahead log segment being written.",
+			Name: prefix + "segment_current",
+			Help: "Index of the " + what + " segment being written.",
 		})),
 		bytesWritten: prometheus.NewCounter(n.Counter(prometheus.CounterOpts{
-			Name: "tsdb_wal_bytes_written_total",
-			Help: "Bytes written to write-ahead log segments, headers and padding included.",
+			Name: prefix + "bytes_written_total",
+			Help: "Bytes written to " + what + " segments, headers and padding included.",
 		})),
 	}
 	if reg == nil {
@@ -96,4 +96,12 @@ func (m *metrics) unregister() {
 		m.reg.Unregister(c)
 	}
 	m.registered = nil
+}
+
+// upper returns s with its first letter in upper case (s is ASCII).
+func upper(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

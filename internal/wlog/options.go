@@ -62,13 +62,25 @@ type Options struct {
 	// Sync is the fsync policy.
 	Sync SyncPolicy
 	// MetricNames names the WL's metrics; the zero value gives the
-	// default names (tsdb_wal_...).
+	// default names (MetricsPrefix + fsync_duration_seconds, ...).
 	MetricNames metricnames.Namer
+	// MetricsPrefix starts the default name of each of the WL's metrics;
+	// "" means "tsdb_wal_". A DB's second log (its WBL) uses "tsdb_wbl_".
+	MetricsPrefix string
+	// MetricsHelp names the log in the metrics' help texts; "" means
+	// "write-ahead log".
+	MetricsHelp string
 }
 
 // normalize returns o with defaults filled in, or an error for a value that
 // cannot be used.
 func (o Options) normalize() (Options, error) {
+	if o.MetricsPrefix == "" {
+		o.MetricsPrefix = "tsdb_wal_"
+	}
+	if o.MetricsHelp == "" {
+		o.MetricsHelp = "write-ahead log"
+	}
 	if o.SegmentSize == 0 {
 		o.SegmentSize = DefaultSegmentSize
 	}

@@ -97,7 +97,7 @@ func Open(logger *slog.Logger, reg prometheus.Registerer, fsys vfs.FS, dir strin
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(reg, opts.MetricNames)
+	m, err := newMetrics(reg, opts.MetricNames, opts.MetricsPrefix, opts.MetricsHelp)
 	if err != nil {
 		return nil, err
 	}
@@ -259,6 +259,14 @@ func (w *WL) cutLocked() error {
 		}
 	}()
 	return nil
+}
+
+// ActiveSegment returns the index of the segment that the next Log writes
+// to (unless that Log fills it and goes on in the next one).
+func (w *WL) ActiveSegment() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.segIdx
 }
 
 // Segments returns the indexes of the first and last segment in the log's

@@ -401,3 +401,32 @@ func TestCorruptionErrMessage(t *testing.T) {
 	require.Equal(t, 3, seg)
 	require.Equal(t, int64(42), off)
 }
+
+// TestMetricsPrefixAndActiveSegment: a second log on the same Registerer
+// registers under its own prefix, with its own help text; ActiveSegment
+// follows segment cuts.
+func TestMetricsPrefixAndActiveSegment(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	fsys := vfs.NewMemFS()
+	wal, err := Open(nil, reg, fsys, "wal", Options{})
+	require.NoError(t, err)
+	defer wal.Close()
+	wbl, err := Open(nil, reg, fsys, "wbl", Options{MetricsPrefix: "tsdb_wbl_", MetricsHelp: "out-of-order log"})
+	require.NoError(t, err)
+	defer wbl.Close()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	help := map[string]string{}
+	for _, mf := range mfs {
+		help[mf.GetName()] = mf.GetHelp()
+	}
+	require.Equal(t, "Index of the write-ahead log segment being written.", help["tsdb_wal_segment_current"])
+	require.Equal(t, "Index of the out-of-order log segment being written.", help["tsdb_wbl_segment_current"])
+	require.Equal(t, "Out-of-order log pages written in full.", help["tsdb_wbl_completed_pages_total"])
+
+	require.Equal(t, 0, wbl.ActiveSegment())
+	n, err := wbl.NextSegment()
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, wbl.ActiveSegment())
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/labels"
@@ -81,7 +82,8 @@ func recordShapes(t *testing.T, open func(prometheus.Registerer) (func() error, 
 }
 
 // TestMetricNamesMatchPrometheus opens Prometheus's TSDB and isotsdb with
-// MetricsNamespace "prometheus", each on a recording registry, and appends
+// MetricsNamespace "prometheus" and an out-of-order window (so that both
+// open a WBL and register its metrics), each on a recording registry, and appends
 // a float sample to each (Prometheus's samples_appended_total{type} only
 // has a child once it counted one; ours carries its type label as a
 // constant). It checks: every metric that isotsdb's README says it shares
@@ -91,7 +93,9 @@ func recordShapes(t *testing.T, open func(prometheus.Registerer) (func() error, 
 func TestMetricNamesMatchPrometheus(t *testing.T) {
 	ctx := context.Background()
 	prom, promTypes := recordShapes(t, func(reg prometheus.Registerer) (func() error, error) {
-		db, err := promtsdb.Open(t.TempDir(), nil, reg, promtsdb.DefaultOptions(), nil)
+		po := promtsdb.DefaultOptions()
+		po.OutOfOrderTimeWindow = (30 * time.Minute).Milliseconds() // so that it has a WBL, and its metrics
+		db, err := promtsdb.Open(t.TempDir(), nil, reg, po, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -104,6 +108,7 @@ func TestMetricNamesMatchPrometheus(t *testing.T) {
 	ours, ourTypes := recordShapes(t, func(reg prometheus.Registerer) (func() error, error) {
 		o := tsdb.DefaultOptions()
 		o.MetricsNamespace = "prometheus"
+		o.OutOfOrderTimeWindow = 30 * time.Minute
 		db, err := tsdb.Open(t.TempDir(), nil, reg, o)
 		if err != nil {
 			return nil, err

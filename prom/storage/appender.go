@@ -19,6 +19,17 @@ import (
 type base struct {
 	app tsdb.Appender
 	lb  labels.ScratchBuilder // reused for converting label sets
+	// rejectLate is the tsdb.AppendOptions.RejectLate last set on app.
+	rejectLate bool
+}
+
+// setRejectLate sets tsdb.AppendOptions.RejectLate on the transaction for
+// the appends that follow, if it changes.
+func (b *base) setRejectLate(reject bool) {
+	if reject != b.rejectLate {
+		b.rejectLate = reject
+		b.app.SetOptions(tsdb.AppendOptions{RejectLate: reject})
+	}
 }
 
 func newBase(app tsdb.Appender) base { return base{app: app} }
@@ -72,12 +83,12 @@ func (a *appender) Append(ref storage.SeriesRef, ls plabels.Labels, t int64, v f
 	return a.appendFloat(ref, ls, t, v)
 }
 
-// SetOptions implements storage.Appender. The only option,
-// DiscardOutOfOrder, is what isotsdb does when its out-of-order window is
-// off (the default); with a window set (tsdb.Options.OutOfOrderTimeWindow,
-// Storage.ApplyConfig) it is not honoured yet: late samples are accepted
-// as the window allows.
-func (a *appender) SetOptions(*storage.AppendOptions) {}
+// SetOptions implements storage.Appender: DiscardOutOfOrder rejects late
+// samples at the following appends as with the out-of-order window off
+// (tsdb.AppendOptions.RejectLate; nil opts clears it).
+func (a *appender) SetOptions(opts *storage.AppendOptions) {
+	a.setRejectLate(opts != nil && opts.DiscardOutOfOrder)
+}
 
 // AppendExemplar implements storage.ExemplarAppender: it always fails with
 // ErrExemplarsUnsupported.
@@ -157,9 +168,10 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 // opts.Exemplars is not empty
 // the sample is stored and the exemplars are reported in a
 // *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
-// opts.RejectOutOfOrder is what isotsdb does when its out-of-order window
-// is off (the default); with a window set it is not honoured yet.
+// opts.RejectOutOfOrder rejects the sample if it is late, as with the
+// out-of-order window off (tsdb.AppendOptions.RejectLate).
 func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
+	a.setRejectLate(opts.RejectOutOfOrder)
 	r, err := a.appendST(ref, ls, st, t, v, h, fh)
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err

@@ -51,9 +51,10 @@
 // window of a Prometheus configuration to the DB, as Prometheus's TSDB
 // applies it on a reload. With the window off (the default) a late sample
 // gets tsdb.ErrOutOfOrderSample; with it on, a sample older than the window
-// gets tsdb.ErrTooOldSample (matching storage.ErrTooOldSample). Not yet
-// honoured with the window on: Appender.SetOptions' DiscardOutOfOrder and
-// AppenderV2's RejectOutOfOrder, and the zero samples of
+// gets tsdb.ErrTooOldSample (matching storage.ErrTooOldSample).
+// Appender.SetOptions' DiscardOutOfOrder and AppenderV2's RejectOutOfOrder
+// reject late samples at append as with the window off
+// (tsdb.AppendOptions.RejectLate). Not honoured: the zero samples of
 // AppendSTZeroSample, which Prometheus refuses when they would be out of
 // order and isotsdb stores as late samples if the window admits them.
 //

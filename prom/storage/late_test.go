@@ -1,12 +1,14 @@
 package promstorage_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
@@ -126,4 +128,45 @@ func TestApplyConfigClosed(t *testing.T) {
 	s := promstorage.New(db)
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.ApplyConfig(windowConfig(time.Minute)), tsdb.ErrClosed)
+}
+
+// TestLateRejectOptions: with the window on, Appender.SetOptions'
+// DiscardOutOfOrder and AppenderV2's RejectOutOfOrder reject a late sample
+// with both out-of-order errors; without them it is accepted.
+func TestLateRejectOptions(t *testing.T) {
+	s := newLateStorage(t, time.Hour)
+	ls := labels.FromStrings("__name__", "reject")
+	ctx := context.Background()
+	app := s.Appender(ctx)
+	_, err := app.Append(0, ls, 100_000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	app = s.Appender(ctx)
+	app.SetOptions(&storage.AppendOptions{DiscardOutOfOrder: true})
+	_, err = app.Append(0, ls, 50_000, 2)
+	requireOutOfOrder(t, err)
+	app.SetOptions(nil)
+	_, err = app.Append(0, ls, 50_000, 2)
+	require.NoError(t, err, "the option cleared")
+	require.NoError(t, app.Commit())
+
+	app2 := s.AppenderV2(ctx)
+	_, err = app2.Append(0, ls, 0, 40_000, 3, nil, nil, storage.AppendV2Options{RejectOutOfOrder: true})
+	requireOutOfOrder(t, err)
+	_, err = app2.Append(0, ls, 0, 40_000, 3, nil, nil, storage.AppendV2Options{})
+	require.NoError(t, err)
+	require.NoError(t, app2.Commit())
+
+	q, err := s.Querier(0, 200_000)
+	require.NoError(t, err)
+	defer q.Close()
+	ss := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "reject"))
+	require.True(t, ss.Next())
+	var ts []int64
+	it := ss.At().Iterator(nil)
+	for it.Next() != chunkenc.ValNone {
+		ts = append(ts, it.AtT())
+	}
+	require.Equal(t, []int64{40_000, 50_000, 100_000}, ts)
 }
