@@ -46,9 +46,9 @@ var wideLateRace = func() lateParams {
 // compacted already. Both DBs must accept and reject the same appends and
 // answer the same queries in the same four states.
 func TestPromQLOverLateDataBehindBlocks(t *testing.T) {
-	p, minFloats, minHists := wideLate, 800_000, 80_000
+	p, minFloats, minHists := wideLate, 250_000, 40_000
 	if raceEnabled {
-		p, minFloats, minHists = wideLateRace, 100_000, 10_000
+		p, minFloats, minHists = wideLateRace, 45_000, 7_500
 	}
 	w := buildLateWorkload(p)
 	require.Greater(t, w.tags[tagLate], len(w.series)*p.scrapes/12, "about a tenth of the samples must be late")
