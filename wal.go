@@ -114,7 +114,12 @@ import (
 // Open, after the replay, copies to the WBL the late samples it took from
 // the WAL that the WBL does not hold (recopyLate; replay classifies by the
 // WAL's order, as Prometheus's does). Prometheus opening the directory
-// before isotsdb opens it again would still miss them. The opposite case,
+// before isotsdb opens it again would still miss them. Late samples before
+// the head's range (minValidTime) are not copied: the WAL cannot tell
+// those a block holds already (the replayer takes them as late ones too)
+// from those that arrived after their range was written, so after such a
+// crash Prometheus misses the latter until isotsdb's next head compaction
+// writes them into a block. The opposite case,
 // WBL copies of a commit that the WAL lost (each log is synced on its
 // own), is harmless to isotsdb, which skips copies; Prometheus would
 // replay them.

@@ -42,6 +42,13 @@ type crashWorkload struct {
 	// series i in transactions k with (i+k)%4 == 0, so that a series
 	// picked by every transaction has newer samples to be late behind.
 	rotate bool
+	// behind (with late): transaction k writes at minute k instead, and
+	// the late samples of transactions k > 150 are 150 minutes late, at
+	// minute k-150 plus 3ms, within a window of 3h. The workload's driver
+	// compacts the head every hour of samples, so most late samples fall
+	// behind the head's range (before minValidTime), into block ranges
+	// already written.
+	behind bool
 }
 
 // timeOf returns the time of transaction k's sample in series i.
@@ -49,6 +56,10 @@ func (w *crashWorkload) timeOf(k, i int) int64 {
 	switch {
 	case !w.late:
 		return int64(k)
+	case w.behind && w.rotate && (i+k)%4 == 0 && k > 150:
+		return int64(k-150)*time.Minute.Milliseconds() + 3
+	case w.behind:
+		return int64(k) * time.Minute.Milliseconds()
 	case w.rotate && (i+k)%4 == 0 && k > 5, !w.rotate && i%4 == 0 && k > 5:
 		return int64(10*(k-5) + 3)
 	}
@@ -61,6 +72,9 @@ func (w *crashWorkload) options(fsys vfs.FS) *Options {
 	o.FS = fsys
 	if w.late {
 		o.OutOfOrderTimeWindow = time.Hour
+	}
+	if w.behind {
+		o.OutOfOrderTimeWindow = 3 * time.Hour
 	}
 	return o
 }
@@ -187,15 +201,19 @@ func walSegments(t *testing.T, fsys *vfs.MemFS) []string {
 // float histograms, so that each transaction is a commit group of up to
 // four records: a cut between two of them must drop the whole transaction.
 func TestWALCrashMatrix(t *testing.T) {
-	for _, variant := range []string{"floats", "mixed", "late"} {
+	for _, variant := range []string{"floats", "mixed", "late", "behind"} {
 		t.Run(variant, func(t *testing.T) { testWALCrashMatrix(t, variant) })
 	}
 }
 
 func testWALCrashMatrix(t *testing.T, variant string) {
-	const txns = 1000
+	txns := 1000
+	if variant == "behind" {
+		txns = 900
+	}
 	w := newCrashWorkload(1, txns)
-	w.mixed, w.late = variant == "mixed", variant == "late"
+	w.mixed, w.late = variant == "mixed", variant == "late" || variant == "behind"
+	w.behind, w.rotate = variant == "behind", variant == "behind"
 	mixed := w.mixed
 	fsys := vfs.NewMemFS()
 	o := w.options(fsys)
@@ -203,12 +221,47 @@ func testWALCrashMatrix(t *testing.T, variant string) {
 	o.WALSegmentSize = 256 << 10
 	db, err := Open("data", nil, nil, o)
 	require.NoError(t, err)
+	// The behind variant compacts the head itself, at fixed points only.
+	// The last compaction, after transaction 841 (minute 841), leaves the
+	// head from minute 720 on; the head stays below the 3h span that makes
+	// it compactable until the last transaction (minute 900), so the 59
+	// transactions after it, in a WAL segment of their own, are in the
+	// head only. Their late samples from before minute 720 are behind the
+	// head's range: replay must take them as late ones.
+	const lastCompaction = 841
+	if w.behind {
+		db.head.onCommit = nil
+	}
+	behindAtLast := 0.0
 	for k := 1; k <= txns; k++ {
 		require.NoError(t, w.commit(db, k))
+		if w.behind && (k%60 == 0 || k == lastCompaction) {
+			require.NoError(t, db.Compact(ctx))
+		}
+		if w.behind && k == lastCompaction {
+			require.Equal(t, 720*time.Minute.Milliseconds(), db.head.minValidTime.Load())
+			_, err := db.head.wal.NextSegment()
+			require.NoError(t, err)
+			behindAtLast = counterValue(t, db.head.metrics.lateAppended)
+		}
 	}
 	base := fsys.Crash() // every commit was fsynced: nothing is lost
 	if w.late {
 		require.Positive(t, counterValue(t, db.head.metrics.lateAppended), "the late variant wrote no late sample")
+	}
+	if w.behind {
+		require.False(t, db.head.compactable(), "the head became compactable after the last compaction")
+		require.Greater(t, counterValue(t, db.head.metrics.lateAppended)-behindAtLast, 100.0, "late samples after the last compaction")
+		require.NotEmpty(t, db.Blocks())
+		behind := 0
+		for k := lastCompaction + 1; k <= txns; k++ {
+			for _, i := range w.picks[k-1] {
+				if w.timeOf(k, i) < 720*time.Minute.Milliseconds() {
+					behind++
+				}
+			}
+		}
+		require.Greater(t, behind, 100, "late samples behind the head's range after the last compaction")
 	}
 	require.NoError(t, db.Close())
 

@@ -26,6 +26,7 @@ var killRounds = flag.Int("kill-rounds", 20, "how many times TestWALKill kills t
 
 const (
 	killChildEnv   = "ISOTSDB_KILL_CHILD_DIR"
+	killVariantEnv = "ISOTSDB_KILL_VARIANT"
 	killBatchWidth = 50 // series per batch
 )
 
@@ -33,31 +34,52 @@ func killLabels(i int) labels.Labels {
 	return labels.FromStrings(labels.MetricName, "kill", "s", strconv.Itoa(i))
 }
 
-// Batch k writes its in-order samples at 10k and, for k > killLateLag, a
-// late sample at 10(k-killLateLag)+5 to every fifth series, behind the
-// newer samples later batches wrote there: a batch is in-order and late
-// samples in one commit.
-const killLateLag = 3
-
-// killBatch returns the batch that wrote a sample at t.
-func killBatch(t int64) int {
-	if t%10 == 0 {
-		return int(t / 10)
-	}
-	return int((t-5)/10) + killLateLag
+// killVariant shapes the batches of a kill test. Batch k writes its
+// in-order samples at k*step and, for k > lag, a late sample at
+// (k-lag)*step+5 to every fifth series, behind the newer samples later
+// batches wrote there: a batch is in-order and late samples in one
+// commit.
+type killVariant struct {
+	name   string
+	step   int64 // milliseconds between two batches
+	lag    int   // batches a late sample is behind
+	window time.Duration
 }
 
-// killBatchSize returns the number of samples of batch k.
-func killBatchSize(k int) int {
-	if k > killLateLag {
+var (
+	// killInRange: batches 10ms apart, late samples 30ms late; the head
+	// never becomes compactable, so every late sample is in its range.
+	killInRange = killVariant{name: "in-range", step: 10, lag: 3, window: time.Hour}
+	// killBehind: batches a minute apart, late samples 150 minutes late
+	// within a 3h window. The child's background compaction cuts blocks
+	// while it commits (the head is compactable from batch 181 on), so
+	// most late samples fall behind the head's range, and kills land
+	// during compactions, head truncations and WAL checkpoints too.
+	killBehind = killVariant{name: "behind", step: time.Minute.Milliseconds(), lag: 150, window: 3 * time.Hour}
+)
+
+// batch returns the batch that wrote a sample at t.
+func (v killVariant) batch(t int64) int {
+	if t%v.step == 0 {
+		return int(t / v.step)
+	}
+	return int((t-5)/v.step) + v.lag
+}
+
+// lateTime returns the time of batch k's late samples (k > lag).
+func (v killVariant) lateTime(k int) int64 { return int64(k-v.lag)*v.step + 5 }
+
+// batchSize returns the number of samples of batch k.
+func (v killVariant) batchSize(k int) int {
+	if k > v.lag {
 		return killBatchWidth + killBatchWidth/5
 	}
 	return killBatchWidth
 }
 
-func killOptions() *Options {
+func (v killVariant) options() *Options {
 	o := DefaultOptions()
-	o.OutOfOrderTimeWindow = time.Hour
+	o.OutOfOrderTimeWindow = v.window
 	return o
 }
 
@@ -67,19 +89,26 @@ func killOptions() *Options {
 // returned; the parent kills it with SIGKILL at a random moment, reopens the
 // DB and checks that every reported batch is present and none is partial.
 // -kill-rounds sets how many times (default 20).
-func TestWALKill(t *testing.T) {
+func TestWALKill(t *testing.T) { testWALKill(t, "^TestWALKill$", killInRange) }
+
+// TestWALKillBehind is TestWALKill with late samples behind the head's
+// range and the child's background compactions (killBehind).
+func TestWALKillBehind(t *testing.T) { testWALKill(t, "^TestWALKillBehind$", killBehind) }
+
+func testWALKill(t *testing.T, run string, v killVariant) {
 	if dir := os.Getenv(killChildEnv); dir != "" {
-		killChild(t, dir)
+		require.Equal(t, v.name, os.Getenv(killVariantEnv), "child of another variant")
+		killChild(t, dir, v)
 		return
 	}
 	dir := t.TempDir()
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	acked := 0
+	acked, maxBlocks := 0, 0
 	for round := 0; round < *killRounds; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestWALKill$", "-test.count=1")
-		cmd.Env = append(os.Environ(), killChildEnv+"="+dir)
+		cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.count=1")
+		cmd.Env = append(os.Environ(), killChildEnv+"="+dir, killVariantEnv+"="+v.name)
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		cmd.Stderr = os.Stderr
@@ -127,15 +156,20 @@ func TestWALKill(t *testing.T) {
 		}
 		_ = cmd.Wait()
 
-		present, last := killCheck(t, dir)
+		present, last, minValid, blocks := killCheck(t, dir, v)
 		for k := 1; k <= acked; k++ {
 			require.True(t, present[k], "round %d: acknowledged batch %d lost (seed %d)", round, k, seed)
 		}
 		// The Open in killCheck repaired the WBL: it reads to its end, and
-		// holds the late samples of every batch present, once: those of
-		// acknowledged batches were fsynced before Commit returned, and
-		// Open copies from the WAL those of a batch killed between its
-		// WAL and WBL writes.
+		// holds the late samples of every batch present that are in the
+		// head's range, once: those of acknowledged batches were fsynced
+		// before Commit returned, and Open copies from the WAL those of a
+		// batch killed between its WAL and WBL writes. Before the head's
+		// range (minValidTime) Open copies nothing (see wal.go: it cannot
+		// tell the late samples a block holds from the others): there the
+		// WBL holds a batch's late samples once or, if a block holds them
+		// and truncateWBL removed their segment or the batch was killed
+		// between its two writes, not at all.
 		late := map[int64]int{}
 		samples, _ := readWBLDir(t, vfs.OS(), filepath.Join(dir, wblDirName))
 		for _, s := range samples {
@@ -143,22 +177,34 @@ func TestWALKill(t *testing.T) {
 			late[s.t]++
 		}
 		for k := range present {
-			if k <= killLateLag {
+			if k <= v.lag {
 				continue
 			}
-			require.Equal(t, (killBatchWidth+4)/5, late[int64(10*(k-killLateLag)+5)],
+			lt := v.lateTime(k)
+			if lt < minValid && late[lt] == 0 {
+				continue
+			}
+			require.Equal(t, (killBatchWidth+4)/5, late[lt],
 				"round %d: late samples of batch %d in the WBL (seed %d)", round, k, seed)
 		}
-		t.Logf("round %d: %d batches acknowledged, %d present", round, acked, last)
+		t.Logf("round %d: %d batches acknowledged, %d present, %d blocks", round, acked, last, blocks)
+		maxBlocks = max(maxBlocks, blocks)
 	}
 	require.Positive(t, acked)
+	if v.name == killBehind.name {
+		// The variant did what it is for: blocks were cut while batches
+		// with late samples behind the head's range were committed.
+		require.Greater(t, acked, 3*v.lag, "batches acknowledged")
+		require.Positive(t, maxBlocks, "no block was written")
+	}
 }
 
-// killCheck opens the DB in dir and returns which batches are present and
-// the highest one; it fails on a partial batch.
-func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
+// killCheck opens the DB in dir and returns which batches are present,
+// the highest one, the head's minValidTime and the number of blocks; it
+// fails on a partial batch.
+func killCheck(t *testing.T, dir string, v killVariant) (present map[int]bool, last int, minValid int64, blocks int) {
 	t.Helper()
-	db, err := Open(dir, nil, nil, killOptions())
+	db, err := Open(dir, nil, nil, v.options())
 	require.NoError(t, err)
 	defer func() { require.NoError(t, db.Close()) }()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
@@ -169,30 +215,30 @@ func killCheck(t *testing.T, dir string) (present map[int]bool, last int) {
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		for it.Next() != chunks.ValNone {
-			counts[killBatch(it.AtT())]++
+			counts[v.batch(it.AtT())]++
 		}
 	}
 	require.NoError(t, ss.Err())
 	present = map[int]bool{}
 	for k, n := range counts {
-		require.Equal(t, killBatchSize(k), n, "batch %d is partial", k)
+		require.Equal(t, v.batchSize(k), n, "batch %d is partial", k)
 		present[k] = true
 		last = max(last, k)
 	}
-	return present, last
+	return present, last, db.head.minValidTime.Load(), len(db.Blocks())
 }
 
 // killChild is the child process: it continues after the last batch in
 // the DB and commits batches until it is killed (or for 30 s at most).
-func killChild(t *testing.T, dir string) {
-	o := killOptions()
+func killChild(t *testing.T, dir string, v killVariant) {
+	o := v.options()
 	o.WALSyncEveryCommit = true
 	o.WALSegmentSize = 256 << 10
 	db, err := Open(dir, nil, nil, o)
 	require.NoError(t, err)
 	start := 1
 	if maxt := db.Head().MaxTime(); maxt != math.MinInt64 {
-		start = killBatch(maxt) + 1
+		start = v.batch(maxt) + 1
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for k := start; time.Now().Before(deadline); k++ {
@@ -203,15 +249,15 @@ func killChild(t *testing.T, dir string) {
 			var err error
 			switch i % 3 {
 			case 0:
-				_, err = app.Append(0, killLabels(i), int64(10*k), float64(k))
+				_, err = app.Append(0, killLabels(i), int64(k)*v.step, float64(k))
 			case 1:
-				_, err = app.AppendHistogram(0, killLabels(i), int64(10*k), crashHistogram(k), nil)
+				_, err = app.AppendHistogram(0, killLabels(i), int64(k)*v.step, crashHistogram(k), nil)
 			default:
-				_, err = app.AppendHistogram(0, killLabels(i), int64(10*k), nil, crashHistogram(k).ToFloat())
+				_, err = app.AppendHistogram(0, killLabels(i), int64(k)*v.step, nil, crashHistogram(k).ToFloat())
 			}
 			require.NoError(t, err)
-			if i%5 == 0 && k > killLateLag {
-				_, err = app.Append(0, killLabels(i), int64(10*(k-killLateLag)+5), float64(k))
+			if i%5 == 0 && k > v.lag {
+				_, err = app.Append(0, killLabels(i), v.lateTime(k), float64(k))
 				require.NoError(t, err, "late sample of batch %d", k)
 			}
 		}
