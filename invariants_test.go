@@ -149,8 +149,8 @@ func TestHeadLockOrderChecked(t *testing.T) {
 	s := h.series.getByHash(lset.Hash(), lset)
 	s.mu.Lock()
 	require.PanicsWithValue(t,
-		"lockorder: seriesStripe.mu (rank 8) taken while holding memSeries.mu (rank 10) (held: memSeries.mu): the order is "+
-			"DB.cmtx < DB.mu < querier.mu < querier.setsMu < headSeriesSet.mu < head.closeMu < head.tombsMu < seriesStripe.mu < "+
+		"lockorder: seriesStripe.mu (rank 9) taken while holding memSeries.mu (rank 11) (held: memSeries.mu): the order is "+
+			"DB.cmtx < DB.mu < querier.mu < querier.setsMu < headSeriesSet.mu < head.closeMu < wblLog.mu < head.tombsMu < seriesStripe.mu < "+
 			"MemPostings.mu < memSeries.mu < head.rangeMu < isolation.mu < Block.mu < refTable.mu",
 		func() { h.series.getByHash(lset.Hash(), lset) })
 	s.mu.Unlock()

@@ -39,7 +39,7 @@ func TestWrongOrderPanics(t *testing.T) {
 	var s Mutex[Series]
 	s.Lock()
 	require.PanicsWithValue(t,
-		"lockorder: DB.mu (rank 2) taken while holding memSeries.mu (rank 10) (held: memSeries.mu): the order is "+orderString(),
+		"lockorder: DB.mu (rank 2) taken while holding memSeries.mu (rank 11) (held: memSeries.mu): the order is "+orderString(),
 		func() { db.RLock() })
 	// The panic came before the lock was taken: nothing to undo but s.
 	require.Equal(t, []Rank{RankSeries}, HeldRanks())
