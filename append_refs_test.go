@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -193,4 +194,39 @@ func TestAppendRefsAcrossRestart(t *testing.T) {
 		require.Equal(t, refD, appendOne(t, db, 0, d, 5*hour, 2), "d is back under its old ref")
 		require.Greater(t, appendOne(t, db, 0, labels.FromStrings("__name__", "e"), 5*hour, 1), refD)
 	})
+}
+
+// TestAppendRefsDuplicateSeriesRecord: a WAL may define one label set
+// under two refs (Prometheus's WAL does, when a series came back after its
+// head garbage collection). Replay maps the second ref to the first; a
+// new series must not take the second ref, or the next replay, reading
+// the duplicate record first, would give its samples to the first series.
+// (Before the fix, replay raised the ref counter only for the refs of the
+// series it created, and the next replay moved the new series' sample.)
+func TestAppendRefsDuplicateSeriesRecord(t *testing.T) {
+	x, y := labels.FromStrings("__name__", "x"), labels.FromStrings("__name__", "y")
+	o := DefaultOptions()
+	o.FS = vfs.NewMemFS()
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	refX := appendOne(t, db, 0, x, 1000, 1)
+	// x again, under the next ref, with no sample of that ref.
+	var enc record.Encoder
+	require.NoError(t, db.head.wal.Log(enc.Series([]record.RefSeries{{Ref: uint64(refX) + 1, Labels: x}}, nil)))
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	require.Equal(t, refX, appendOne(t, db, 0, x, 2000, 2), "x keeps its first ref")
+	refY := appendOne(t, db, 0, y, 2000, 7)
+	require.Greater(t, refY, refX+1, "a new series takes no ref the WAL defined")
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Equal(t, map[string][]sample{
+		x.String(): {{1000, 1}, {2000, 2}},
+		y.String(): {{2000, 7}},
+	}, allSamples(t, db))
 }

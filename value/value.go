@@ -10,8 +10,9 @@
 // series to say that the series ended at that time: its target vanished
 // from a scrape, or the series from its target. For a native histogram
 // series the marker is a histogram whose Sum has those bits (and nothing
-// else); Appending the float marker to a series whose newest sample is a
-// histogram stores the histogram marker of the same kind instead.
+// else). Appending the float marker with Append (in order, without a
+// start time) to a series whose newest sample is a histogram stores the
+// histogram marker of the same kind instead, as Prometheus's head does.
 //
 // What a marker means to reads:
 //
