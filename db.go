@@ -488,8 +488,11 @@ func (db *DB) beginAdmin(ctx context.Context, op adminOp) (release func(), err e
 }
 
 // Appender returns a new transaction. On a closed DB, its methods return
-// ErrClosed.
-func (db *DB) Appender(_ context.Context) Appender {
+// ErrClosed. ctx bounds the transaction: once it is done, Append and
+// Commit fail with an error wrapping ctx.Err() and nothing is applied
+// (see Appender). A context that cannot be cancelled (Background) costs
+// nothing; one that can costs a ctx.Err() call per Append.
+func (db *DB) Appender(ctx context.Context) Appender {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	switch {
@@ -498,7 +501,11 @@ func (db *DB) Appender(_ context.Context) Appender {
 	case db.readOnly:
 		return closedAppender{ErrReadOnly}
 	}
-	return db.head.appender()
+	a := db.head.appender()
+	if ctx != nil && ctx.Done() != nil {
+		a.ctx = ctx
+	}
+	return a
 }
 
 // Querier returns a Querier over [mint, maxt] (inclusive) that sees

@@ -11,6 +11,7 @@ import (
 	"github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // A scrape is committed as one transaction; a Querier sees it whole or not
@@ -207,4 +208,78 @@ func ExampleDB_Delete() {
 	// {__name__="up", instance="b", job="node"} 1000 1
 	// {__name__="up", instance="b", job="node"} 2000 2
 	// {__name__="up", instance="b", job="node"} 3000 3
+}
+
+// After a restart, a scrape loop has forgotten which series its targets
+// exposed; the head has not. HeadSeries lists them with their newest
+// sample, so the first scrape after the restart can end, with a stale
+// marker, each series it no longer returns, and PromQL stops showing
+// them at once instead of five minutes later.
+func ExampleDB_HeadSeries() {
+	dir, err := os.MkdirTemp("", "isotsdb-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	node := func(name string) labels.Labels { return labels.FromStrings("__name__", name, "job", "node") }
+
+	db, err := tsdb.Open(dir, nil, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"up", "temp_celsius", "fan_rpm"} {
+		commitSamples(ctx, db, node(name), 1000)
+	}
+	db.Close()
+
+	// The restart: the WAL brings the series back.
+	db, err = tsdb.Open(dir, nil, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+
+	// The first scrape after it: the fan is gone.
+	const now = 16000
+	scraped := []struct {
+		ls labels.Labels
+		v  float64
+	}{{node("up"), 1}, {node("temp_celsius"), 21.5}}
+	app := db.Appender(ctx)
+	seen := map[string]bool{}
+	for _, s := range scraped {
+		if _, err := app.Append(0, s.ls, now, s.v); err != nil {
+			panic(err)
+		}
+		seen[s.ls.String()] = true
+	}
+	// One stale marker, in the same transaction, for each series that
+	// the scrape did not return and that is not marked stale already.
+	var appendErr error
+	err = db.HeadSeries(ctx, func(s tsdb.HeadSeriesInfo) bool {
+		if seen[s.Labels.String()] || s.Stale || s.T >= now {
+			return true
+		}
+		_, appendErr = app.Append(s.Ref, s.Labels, now, value.StaleMarker())
+		return appendErr == nil
+	})
+	if err != nil || appendErr != nil {
+		panic(errors.Join(err, appendErr))
+	}
+	if err := app.Commit(); err != nil {
+		panic(err)
+	}
+
+	err = db.HeadSeries(ctx, func(s tsdb.HeadSeriesInfo) bool {
+		fmt.Println(s.Labels, s.T, s.V, s.Stale)
+		return true
+	})
+	if err != nil {
+		panic(err)
+	}
+	// Output:
+	// {__name__="up", job="node"} 16000 1 false
+	// {__name__="temp_celsius", job="node"} 16000 21.5 false
+	// {__name__="fan_rpm", job="node"} 16000 NaN true
 }

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,14 +17,51 @@ import (
 // Appender is not safe for concurrent use and must not be used after Commit
 // or Rollback; use one Appender per goroutine. After the DB is closed,
 // Append and Commit return ErrClosed (Commit then applied nothing) and
-// Rollback returns nil (it cannot fail: nothing became visible). An Appender dropped without Commit or Rollback
-// is rolled back when the garbage collector finds it (which may take a
-// while; until then its series cannot be truncated away).
+// Rollback returns nil (it cannot fail: nothing became visible). An
+// Appender dropped without Commit or Rollback is rolled back when the
+// garbage collector finds it (which may take a while; until then its
+// series cannot be truncated away).
+//
+// Context. The context given to DB.Appender bounds the transaction: once
+// it is cancelled or past its deadline, Append and AppendHistogram and
+// AppendST fail with an error wrapping ctx.Err() (nothing buffered), and
+// Commit fails so, applying nothing: it rolls the transaction back. Commit
+// checks the context once, before it writes anything; a cancellation
+// after that does not interrupt it (the commit is applied whole). A
+// context that can never be cancelled (Done() == nil, as Background's)
+// costs nothing.
 type Appender interface {
-	// Append buffers a sample. ref is a hint from an earlier Append of the
-	// same series (0 if unknown); the returned ref can be passed next time.
-	// A rejected sample (see the Err... values) is not buffered and affects
-	// nothing else in the transaction.
+	// Append buffers a sample. A rejected sample (see the Err... values) is
+	// not buffered and affects nothing else in the transaction. The value
+	// may be the stale marker (package value), stored like any other
+	// value.
+	//
+	// ref names a head series; the returned ref can be passed next time
+	// instead of 0 to skip the label lookup. The contract:
+	//
+	//   - A ref wins over the labels: if ref names a series of the head,
+	//     the sample goes to that series and l is not looked at (not even
+	//     compared: passing a ref with other labels appends to the ref's
+	//     series, as in Prometheus). Only pass a ref that this DB returned
+	//     for the same labels.
+	//   - A ref the head does not know (0, never handed out, or the ref of
+	//     a series that head compaction has since removed) falls back to
+	//     the labels: the series is looked up, or created, by l, and its
+	//     ref is returned.
+	//   - Refs are never reused while the DB is open: a ref names one label
+	//     set from the Append that returned it until Close, even after head
+	//     compaction removed its series (a new series never takes it; the
+	//     labels may come back under a new ref).
+	//   - A ref stays valid whatever becomes of the transaction: after a
+	//     Rollback (or a failed Commit) it still names its series, until
+	//     head compaction removes the series if it has no samples.
+	//   - Across a restart (Close, then Open on the same directory), a
+	//     series replayed from the WAL keeps the ref it had, and new
+	//     series get refs above every ref in the WAL. But a ref whose
+	//     series had been removed before the restart (and is no longer in
+	//     the WAL) may be handed out again, to another series. So refs are
+	//     not to be kept across Open: a caller that kept one could append
+	//     to the wrong series.
 	Append(ref SeriesRef, l labels.Labels, t int64, v float64) (SeriesRef, error)
 	// AppendHistogram buffers a native histogram sample: exactly one of h
 	// (an integer histogram) and fh (a float histogram) must be set. The
@@ -41,7 +79,9 @@ type Appender interface {
 	// times are stored in Prometheus's encodings for them and returned by
 	// chunks.Iterator.AtST; otherwise the contract is Append's.
 	AppendST(ref SeriesRef, l labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
-	// Commit makes all buffered samples visible at once.
+	// Commit makes all buffered samples visible at once. If the
+	// Appender's context is done when Commit starts, it applies nothing
+	// and returns an error wrapping ctx.Err() (see Context above).
 	Commit() error
 	// Rollback discards all buffered samples.
 	Rollback() error
@@ -126,6 +166,21 @@ type headAppender struct {
 	tracked bool            // counted as open, cleanup attached
 	cleanup runtime.Cleanup // releases the batch of a leaked appender
 	created []uintptr       // call stack of the creation, with Options.TrackLeakedAppenders
+	// ctx is the context DB.Appender was given if it can be cancelled
+	// (Done() != nil), else nil: a Background context costs nothing.
+	ctx context.Context
+}
+
+// ctxErr returns the error that a cancelled or expired appender context
+// makes op fail with (wrapping ctx.Err()), nil if there is none.
+func (a *headAppender) ctxErr(op string) error {
+	if a.ctx == nil {
+		return nil
+	}
+	if err := a.ctx.Err(); err != nil {
+		return fmt.Errorf("tsdb: %s: %w", op, err)
+	}
+	return nil
 }
 
 // appender returns a new transaction on the head. It is not exported: the
@@ -194,6 +249,9 @@ func (a *headAppender) add(ref SeriesRef, lset labels.Labels, p pendingSample) (
 	t := p.t
 	if a.done {
 		return 0, ErrAppenderClosed
+	}
+	if err := a.ctxErr("append"); err != nil {
+		return 0, err
 	}
 	h := a.head
 	// behind: before the head's appendable range but within the
@@ -398,6 +456,10 @@ func (a *headAppender) Commit() error {
 	if h.closed.Load() {
 		a.discard()
 		return fmt.Errorf("tsdb: commit: %w", ErrClosed)
+	}
+	if err := a.ctxErr("commit"); err != nil {
+		a.discard() // as Rollback
+		return err
 	}
 	b := a.appendBatch
 	if b == nil || len(b.samples) == 0 {

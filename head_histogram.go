@@ -6,6 +6,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // Histogram samples in the head.
@@ -83,8 +84,9 @@ func (s *memSeries) appendHistogramLocked(h *head, st, t int64, hh *histogram.Hi
 	return ""
 }
 
-// staleNaNBits are the bits of Prometheus's stale marker, a NaN.
-const staleNaNBits = 0x7ff0000000000002
+// staleNaNBits are the bits of Prometheus's stale marker, a NaN (see
+// package value).
+const staleNaNBits = value.StaleNaN
 
 // staleHistogramLocked returns, if v is a stale marker and the series'
 // newest sample is a histogram, the stale marker to store instead: a

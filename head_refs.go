@@ -177,20 +177,28 @@ func (t *refTable) pageLocked(i uint64) *refPage {
 // each calls fn for every series in the table, in ref order. Series set or
 // deleted while it runs may or may not be visited.
 func (t *refTable) each(fn func(*memSeries)) {
+	t.until(func(s *memSeries) bool { fn(s); return true })
+}
+
+// until is each stopping as soon as fn returns false; it reports whether
+// it visited every series. The dense refs come in ref order, the refs
+// beyond maxDenseRef (only from a foreign WAL) after them in no order.
+// It takes refTable.mu only to copy the latter, never while fn runs.
+func (t *refTable) until(fn func(*memSeries) bool) bool {
 	if dir := t.dir.Load(); dir != nil {
 		for _, p := range *dir {
 			if p == nil || p.live.Load() == 0 {
 				continue
 			}
 			for j := range p.slots {
-				if s := p.slots[j].Load(); s != nil {
-					fn(s)
+				if s := p.slots[j].Load(); s != nil && !fn(s) {
+					return false
 				}
 			}
 		}
 	}
 	if t.nbig.Load() == 0 {
-		return
+		return true
 	}
 	t.mu.Lock()
 	big := make([]*memSeries, 0, len(t.big))
@@ -199,6 +207,9 @@ func (t *refTable) each(fn func(*memSeries)) {
 	}
 	t.mu.Unlock()
 	for _, s := range big {
-		fn(s)
+		if !fn(s) {
+			return false
+		}
 	}
+	return true
 }

@@ -65,6 +65,15 @@ import (
 // them); the merge keeps one of two samples at the same time, and both are
 // the same sample. A querier created before reads the head only, and the
 // truncation waits for it.
+//
+// Listing the head's series (DB.HeadSeries, head_series.go) is a read
+// like a Querier's: one snapshot, taken when it starts and held until it
+// returns, and for each series the newest sample visible to it. That is
+// the series' newest sample if the last ID of its ring is visible
+// (newestVisible): in-order samples are appended in time order, so the
+// newest in-order sample has the ring's last ID. Otherwise (and when
+// the newest sample is a late one, which takes no ring slot) the series
+// is read through a capture, as a Querier reads it.
 
 // inflightWrite is one commit in flight. It is embedded in the appender so
 // that beginning a commit allocates nothing.

@@ -16,7 +16,7 @@ import (
 // that new internal packages fall under the internal/ rule. The rules,
 // bottom up:
 //
-//   - labels and vfs import nothing of ours;
+//   - labels, vfs, histogram and value import nothing of ours;
 //   - internal/* may import labels, vfs, chunks and each other (never the
 //     root: it is the layer the root is built from);
 //   - chunks may import labels, vfs and internal/*;
@@ -36,18 +36,19 @@ var layering = []struct {
 	{"labels", nil},
 	{"vfs", nil},
 	{"histogram", nil},
-	{"histogram/histogramtest", []string{"histogram"}},
-	{"internal/*", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
-	{"chunks", []string{"labels", "vfs", "histogram", "internal/*"}},
-	{".", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
-	{"check", []string{"labels", "vfs", "histogram", "chunks", "internal/*"}},
+	{"value", nil},
+	{"histogram/histogramtest", []string{"histogram", "value"}},
+	{"internal/*", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
+	{"chunks", []string{"labels", "vfs", "histogram", "value", "internal/*"}},
+	{".", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
+	{"check", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web"}, publicPackages...)},
 	{"prom/*", append([]string{"web", "prom/*"}, publicPackages...)},
 }
 
 // publicPackages are the packages an embedder may import.
-var publicPackages = []string{".", "labels", "vfs", "histogram", "chunks", "check"}
+var publicPackages = []string{".", "labels", "vfs", "histogram", "value", "chunks", "check"}
 
 // testImportsAlso are what tests may import beyond the package's rule.
 // histogramtest is a public package of test helpers, for tests only.

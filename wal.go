@@ -884,9 +884,14 @@ func (rp *replayer) putBatch(b []walSample) {
 	}
 }
 
-// addSeries creates the series ref of a Series record.
+// addSeries creates the series ref of a Series record. New series take
+// refs above ref even if the record only repeats the labels of a series
+// under another ref (a duplicate, mapped in dups): a new series given
+// that ref would have its samples mapped to the other series by the next
+// replay, which reads the duplicate record first.
 func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 	h := rp.h
+	h.raiseLastSeriesRef(ref)
 	s, created := h.series.getOrSet(lset.Hash(), lset, func() *memSeries {
 		return newMemSeries(SeriesRef(ref), lset)
 	})
@@ -894,7 +899,6 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 		h.numSeries.Add(1)
 		h.metrics.seriesCreated.Inc()
 		h.postings.Add(ref, lset)
-		h.raiseLastSeriesRef(ref)
 	} else if uint64(s.ref) != ref {
 		rp.dups[ref] = uint64(s.ref)
 	}

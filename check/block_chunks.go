@@ -11,6 +11,7 @@ import (
 	"github.com/isotsdb/tsdb/internal/chunkseg"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // checkSeriesChunks checks the chunk metadata of one series and the
@@ -124,7 +125,7 @@ func (bc *blockCheck) checkSamples(c chunks.Chunk, m index.ChunkMeta, i int, fil
 // staleNaN is the bit pattern of the float value that marks a series
 // stale (Prometheus's value.StaleNaN). A histogram stale marker carries it
 // as its Sum.
-const staleNaN = 0x7ff0000000000002
+const staleNaN = value.StaleNaN
 
 // validHistogram validates the histogram sample it is at, if it is at one
 // of type vt, and returns the reason it is invalid. Stale markers are not

@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // Histogram chunks (EncHistogram, EncFloatHistogram) have a 3-byte header:
@@ -41,9 +41,9 @@ const (
 )
 
 // staleNaNBits are the bits of the NaN Prometheus uses as a stale marker.
-const staleNaNBits = 0x7ff0000000000002
+const staleNaNBits = value.StaleNaN
 
-func isStale(f float64) bool { return math.Float64bits(f) == staleNaNBits }
+func isStale(f float64) bool { return value.IsStaleNaN(f) }
 
 // counterResetBits maps a hint to the header bits Prometheus uses for it.
 func counterResetBits(h histogram.CounterResetHint) byte {

@@ -13,6 +13,7 @@ import (
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // dumpConfig is the command line of "tsdb dump".
@@ -20,6 +21,9 @@ type dumpConfig struct {
 	dir              string
 	matches          []string // selectors; a series matching any is dumped
 	minTime, maxTime int64    // inclusive range, milliseconds
+	// staleAsNaN prints stale markers as promtool does, indistinguishable
+	// from a NaN value; by default they print as "stale".
+	staleAsNaN bool
 }
 
 // runDump prints the samples of the series matching the selectors (all
@@ -27,10 +31,12 @@ type dumpConfig struct {
 // timestamp" line per sample, series in label order. The lines are those
 // of promtool tsdb dump's default format: a float as %g prints it, a
 // native histogram (integer or float) in Prometheus's notation
-// (histogram.Histogram.String), where a stale marker is "{count:0,
-// sum:NaN}" as a float stale marker is "NaN". (promtool's other formats,
-// OpenMetrics and label sets as JSON, print no histogram; tsdb dump has
-// only this one.)
+// (histogram.Histogram.String). One difference: a stale marker (package
+// value), float or histogram, prints as "stale", where promtool prints
+// "NaN" and "{count:0, sum:NaN}", the same as a measured NaN and a
+// histogram with a NaN sum; with cfg.staleAsNaN the lines are promtool's
+// exactly. (promtool's other formats, OpenMetrics and label sets as JSON,
+// print no histogram; tsdb dump has only this one.)
 func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int {
 	var sets [][]*labels.Matcher
 	for _, s := range cfg.matches {
@@ -67,7 +73,7 @@ func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int 
 		ss = newUnionSeriesSet(all)
 	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
-	if err := writeSamples(out, ss); err != nil {
+	if err := writeSamples(out, ss, cfg.staleAsNaN); err != nil {
 		return reportError(stderr, "dump", err)
 	}
 	if err := out.Flush(); err != nil {
@@ -76,9 +82,14 @@ func runDump(ctx context.Context, cfg dumpConfig, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// staleValue is how dump prints a stale marker unless told to print it as
+// promtool does.
+const staleValue = "stale"
+
 // writeSamples writes every sample of ss as "{labels} value timestamp";
-// strconv's shortest 'g' format is what fmt's %g prints.
-func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet) error {
+// strconv's shortest 'g' format is what fmt's %g prints. A stale marker's
+// value is staleValue unless staleAsNaN.
+func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet, staleAsNaN bool) error {
 	var (
 		it  chunks.Iterator
 		buf []byte
@@ -94,13 +105,25 @@ func writeSamples(out *bufio.Writer, ss tsdb.SeriesSet) error {
 			switch vt {
 			case chunks.ValFloat:
 				_, v := it.At()
-				buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+				if !staleAsNaN && value.IsStaleNaN(v) {
+					buf = append(buf, staleValue...)
+				} else {
+					buf = strconv.AppendFloat(buf, v, 'g', -1, 64)
+				}
 			case chunks.ValHistogram:
 				_, h = it.AtHistogram(h)
-				buf = append(buf, h.String()...)
+				if !staleAsNaN && value.IsStaleNaN(h.Sum) {
+					buf = append(buf, staleValue...)
+				} else {
+					buf = append(buf, h.String()...)
+				}
 			default:
 				_, fh = it.AtFloatHistogram(fh)
-				buf = append(buf, fh.String()...)
+				if !staleAsNaN && value.IsStaleNaN(fh.Sum) {
+					buf = append(buf, staleValue...)
+				} else {
+					buf = append(buf, fh.String()...)
+				}
 			}
 			buf = append(buf, ' ')
 			buf = strconv.AppendInt(buf, it.AtT(), 10)

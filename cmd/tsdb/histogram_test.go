@@ -57,9 +57,29 @@ func TestHistogramInspect(t *testing.T) {
 	})
 
 	t.Run("dump", func(t *testing.T) {
-		code, out, stderr := runCLI(t, "dump", dir)
+		code, out, stderr := runCLI(t, "dump", dir, "--stale-as-nan")
 		require.Equal(t, exitOK, code, stderr)
 		require.Equal(t, strings.Join(dump, ""), out, "the notation of promtool tsdb dump")
+	})
+
+	t.Run("dump stale", func(t *testing.T) {
+		// promtool prints the markers as NaN; dump prints "stale" instead,
+		// and nothing else changes. The block holds the histogram markers
+		// of four series at 00:01:15, and up's float marker at 00:02:00,
+		// after a measured NaN at 00:01:45 that must stay "NaN".
+		code, out, stderr := runCLI(t, "dump", dir)
+		require.Equal(t, exitOK, code, stderr)
+		want := strings.Join(dump, "")
+		n := strings.Count(want, "} {count:0, sum:NaN} 1704067275000\n")
+		require.Equal(t, 4, n, "histogram stale markers in the promtool dump")
+		want = strings.ReplaceAll(want, "} {count:0, sum:NaN} 1704067275000\n", "} stale 1704067275000\n")
+		const nan, marker = `{__name__="up", job="api"} NaN 1704067305000` + "\n", `{__name__="up", job="api"} NaN 1704067320000` + "\n"
+		require.Contains(t, want, nan)
+		require.Contains(t, want, marker)
+		want = strings.Replace(want, marker, `{__name__="up", job="api"} stale 1704067320000`+"\n", 1)
+		require.Equal(t, want, out)
+		require.Equal(t, 5, strings.Count(out, " stale "))
+		require.Contains(t, out, nan, "a measured NaN is not a marker")
 	})
 
 	t.Run("dump match", func(t *testing.T) {
@@ -70,7 +90,7 @@ func TestHistogramInspect(t *testing.T) {
 		} {
 			ms, err := labels.ParseSelector(sel)
 			require.NoError(t, err)
-			code, out, stderr := runCLI(t, "dump", dir, "--match", sel)
+			code, out, stderr := runCLI(t, "dump", dir, "--match", sel, "--stale-as-nan")
 			require.Equal(t, exitOK, code, stderr)
 			prefix := "{" + ms[0].Name + "=\"" + ms[0].Value + "\""
 			if len(ms) > 1 {
@@ -84,11 +104,15 @@ func TestHistogramInspect(t *testing.T) {
 
 	t.Run("dump time range", func(t *testing.T) {
 		// The stale markers are at 00:01:15, the counter resets at 00:02:00.
-		code, out, stderr := runCLI(t, "dump", dir, "--min-time", "2024-01-01T00:01:15Z", "--max-time", "2024-01-01T00:01:15Z")
+		code, out, stderr := runCLI(t, "dump", dir, "--min-time", "2024-01-01T00:01:15Z", "--max-time", "2024-01-01T00:01:15Z", "--stale-as-nan")
 		require.Equal(t, exitOK, code, stderr)
 		require.Equal(t, strings.Join(filterSuffix(dump, " 1704067275000\n"), ""), out)
 		require.Contains(t, out, `{__name__="rpc_duration_seconds", job="api"} {count:0, sum:NaN} 1704067275000`)
 		require.Contains(t, out, `{__name__="up", job="api"} +Inf 1704067275000`)
+		code, out, stderr = runCLI(t, "dump", dir, "--min-time", "2024-01-01T00:01:15Z", "--max-time", "2024-01-01T00:01:15Z")
+		require.Equal(t, exitOK, code, stderr)
+		require.Contains(t, out, `{__name__="rpc_duration_seconds", job="api"} stale 1704067275000`)
+		require.NotContains(t, out, "NaN")
 	})
 
 	t.Run("check", func(t *testing.T) {

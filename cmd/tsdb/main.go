@@ -16,7 +16,8 @@
 //	tsdb ls DIR                  blocks, head and WAL
 //	tsdb analyze DIR [BLOCK]     cardinality of a block or of the head
 //	tsdb dump DIR [--match SEL]  samples as "{labels} value timestamp"
-//	                             (histograms in promtool's notation)
+//	                             (histograms in promtool's notation, stale
+//	                             markers as "stale"; --stale-as-nan: "NaN")
 //	tsdb check DIR               offline consistency check; exit code 1 on damage
 //
 // A directory that is not a database makes them fail with exit code 1.
@@ -24,7 +25,7 @@
 // # Public API, and the exception
 //
 // bench write and dump use only isotsdb's public API (package tsdb and its
-// public packages labels, chunks and vfs), and ls and analyze use it for
+// public packages labels, chunks, value and vfs), and ls and analyze use it for
 // everything else they show (tsdb.OpenReadOnly, tsdb.BlockMeta). The
 // inspection commands are offline tools that, like promtool, also read the
 // on-disk formats where the public API does not reach, and these reads are
@@ -123,7 +124,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	analyzeCmd.Flag("limit", "Entries per list.").Default("20").IntVar(&acfg.limit)
 
 	dumpCmd := app.Command("dump", "Print samples as '{labels} value timestamp' lines, as promtool tsdb dump does "+
-		"(native histograms in Prometheus's notation; read-only).")
+		"(native histograms in Prometheus's notation; stale markers as 'stale'; read-only).")
 	var dcfg dumpConfig
 	dumpCmd.Arg("dir", "Data directory.").Required().StringVar(&dcfg.dir)
 	dumpCmd.Flag("match", "Series selector, e.g. 'up{job=\"api\"}' (repeatable: series matching any). Default: every series.").
@@ -132,6 +133,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Default(minTimeFlag).SetValue(timeValue{&dcfg.minTime})
 	dumpCmd.Flag("max-time", "End of the range (inclusive): milliseconds since the epoch or RFC 3339.").
 		Default(maxTimeFlag).SetValue(timeValue{&dcfg.maxTime})
+	dumpCmd.Flag("stale-as-nan", "Print stale markers as promtool does ('NaN', '{count:0, sum:NaN}'), "+
+		"indistinguishable from a NaN value.").BoolVar(&dcfg.staleAsNaN)
 
 	checkCmd := app.Command("check", "Check every block and the WAL offline for damage and inconsistencies (read-only); "+
 		"exit code 1 on any error.")

@@ -12,10 +12,11 @@ import (
 	"slices"
 
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/value"
 )
 
 // staleNaNBits are the bits of Prometheus's stale marker.
-const staleNaNBits = 0x7ff0000000000002
+const staleNaNBits = value.StaleNaN
 
 // Gen generates a sequence of valid histograms that changes the way
 // real ones do, with every event the chunk encodings must handle: buckets
