@@ -628,3 +628,46 @@ func allVisible(snap *readSnapshot, r *writeIDRing) bool {
 	}
 	return true
 }
+
+// visibleMetadata returns the metadata of a series whose versions are sm
+// (nil: none) as snap sees it: the newest version, in the order commits
+// applied them, whose write ID snap sees. ok is false if there is none.
+// The caller holds the series lock.
+func visibleMetadata(snap *readSnapshot, sm *seriesMeta) (m Metadata, ok bool) {
+	if sm == nil {
+		return Metadata{}, false
+	}
+	if snap.visible(sm.cur.id) {
+		return sm.cur.m.Value(), true
+	}
+	for i := len(sm.older) - 1; i >= 0; i-- {
+		if v := sm.older[i]; snap.visible(v.id) {
+			return v.m.Value(), true
+		}
+	}
+	return Metadata{}, false
+}
+
+// trimMetaVersions drops from older, the versions applied before newest
+// (in application order), those no read can see any more: every version
+// before the newest one whose write ID is below lowWatermark. A version
+// with ID 0 or below the watermark is visible to every open and future
+// read, which therefore never needs one applied before it. It returns
+// nil if no version of older is needed.
+func trimMetaVersions(older []metaVersion, newest metaVersion, lowWatermark uint64) []metaVersion {
+	if newest.id < lowWatermark {
+		return nil
+	}
+	for i := len(older) - 1; i >= 0; i-- {
+		if older[i].id < lowWatermark {
+			n := copy(older, older[i:])
+			clear(older[n:]) // drop the handles
+			older = older[:n]
+			break
+		}
+	}
+	if len(older) == 0 {
+		return nil
+	}
+	return older
+}
