@@ -25,11 +25,12 @@ type metaVersion struct {
 // series' lock.
 //
 // Invariants: older holds versions in the order commits applied them,
-// cur after them; older is nil unless some version in it or cur has a
-// write ID at or above the low watermark seen by the commit that last
-// changed it (trimMetaVersions). Versions are only dropped by the next
-// change of the series' metadata, so a series updated while long reads
-// were open keeps a few stale versions until its next update.
+// cur after them; after a change, at most the first version of older has
+// a write ID below the low watermark the changing commit saw, and older
+// is nil if cur's is (trimMetaVersions). Versions are only dropped by
+// the next change of the series' metadata, so a series keeps the version
+// before its newest (and, if it was updated while long reads were open, a
+// few more) until its next update.
 type seriesMeta struct {
 	cur   metaVersion
 	older []metaVersion
@@ -222,4 +223,25 @@ func (rp *replayer) replayMetadata(ms []record.RefMetadata) {
 		x.meta.cur, x.meta.older = metaVersion{m: hm}, nil
 		s.mu.Unlock()
 	}
+}
+
+// checkMetaLocked checks the metadata versions of s and returns the
+// highest write ID they hold: no version without a value, no write IDs
+// with isolation off. (The IDs are checked against the high watermark by
+// the caller, as the rings' are.) Requires s.mu held.
+func (s *memSeries) checkMetaLocked(h *head) (highest uint64, err error) {
+	if s.x == nil || s.x.meta == nil {
+		return 0, nil
+	}
+	sm := s.x.meta
+	for _, v := range append([]metaVersion{sm.cur}, sm.older...) {
+		if v.m == (unique.Handle[Metadata]{}) {
+			return 0, fmt.Errorf("metadata version without a value")
+		}
+		if !h.isolationOn && v.id != 0 {
+			return 0, fmt.Errorf("metadata version with write ID %d with isolation off", v.id)
+		}
+		highest = max(highest, v.id)
+	}
+	return highest, nil
 }

@@ -65,6 +65,21 @@ import (
 // them); the merge keeps one of two samples at the same time, and both are
 // the same sample. A querier created before reads the head only, and the
 // truncation waits for it.
+//
+// Metadata (head_metadata.go). A commit sets a series' metadata under its
+// write ID, as it appends samples. The series keeps its versions in the
+// order commits applied them, each with its commit's ID; a read sees the
+// newest version whose ID it sees (visibleMetadata), so it sees a commit's
+// metadata exactly when it sees the commit's samples, and a read that
+// started before the commit keeps seeing the version before it. Versions
+// before the newest one whose ID is below the low watermark are visible to
+// no read any more (every read sees that one, or a newer one): the commit
+// that adds a version drops them (trimMetaVersions). The adding commit's
+// own ID is in flight, so never below the watermark it sees: in steady
+// state a series holds its newest version and the one before it. With
+// isolation off, commits set metadata with ID 0, visible at once, and a
+// series holds one version. Replayed metadata has ID 0 and replaces every
+// version.
 
 // inflightWrite is one commit in flight. It is embedded in the appender so
 // that beginning a commit allocates nothing.

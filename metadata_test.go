@@ -3,8 +3,11 @@ package tsdb
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/labels"
@@ -16,7 +19,7 @@ var (
 	mdGauge   = Metadata{Type: MetricTypeGauge, Unit: "bytes", Help: "Memory."}
 )
 
-// seriesMeta returns the metadata a new Querier sees for lset.
+// seriesMetaNow returns the metadata a new Querier sees for lset.
 func seriesMetaNow(t testing.TB, db *DB, lset labels.Labels) (Metadata, bool) {
 	t.Helper()
 	q, err := db.Querier(0, 1)
@@ -215,4 +218,53 @@ func TestMetadataAfterClose(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	_, err = q.Metadata(context.Background(), "")
 	require.ErrorIs(t, err, ErrClosed)
+}
+
+// TestMetadataPinsSeries: a series with buffered metadata is not removed
+// by a truncation until the appender commits, rolls back or is found
+// leaked by the garbage collector.
+func TestMetadataPinsSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	db, err := Open("data", nil, reg, &Options{FS: vfs.NewMemFS()})
+	require.NoError(t, err)
+	defer db.Close()
+	lset := labels.FromStrings("__name__", "pinned")
+	// A rolled-back Append leaves the series in the head without samples.
+	create := func() {
+		app := db.Appender(ctx)
+		_, err := app.Append(0, lset, 10, 1)
+		require.NoError(t, err)
+		require.NoError(t, app.Rollback())
+		require.Equal(t, int64(1), db.head.NumSeries())
+	}
+	create()
+	app := db.Appender(ctx)
+	_, err = app.UpdateMetadata(0, lset, mdCounter)
+	require.NoError(t, err)
+	db.head.truncate(0, 0)
+	require.Equal(t, int64(1), db.head.NumSeries(), "pinned by the buffered metadata")
+	require.NoError(t, app.Rollback())
+	db.head.truncate(0, 0)
+	require.Equal(t, int64(0), db.head.NumSeries(), "unpinned by Rollback")
+
+	create()
+	func() {
+		app := db.Appender(ctx)
+		_, err := app.UpdateMetadata(0, lset, mdCounter)
+		require.NoError(t, err)
+		// app is dropped here without Commit or Rollback.
+	}()
+	require.Equal(t, 1.0, gauge(t, reg, "tsdb_head_open_appenders"), "metadata alone counts the appender as open")
+	deadline := time.Now().Add(20 * time.Second)
+	for gauge(t, reg, "tsdb_head_open_appenders") != 0 {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "leaked appender never released")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	db.head.truncate(0, 0)
+	require.Equal(t, int64(0), db.head.NumSeries(), "unpinned when the leaked appender was released")
+	_, ok := seriesMetaNow(t, db, lset)
+	require.False(t, ok)
 }
