@@ -159,14 +159,14 @@ func TestMetadataIsolation(t *testing.T) {
 	require.NoError(t, err)
 	_, err = app.UpdateMetadata(0, lset, Metadata{Type: MetricTypeSummary})
 	require.NoError(t, err)
-	var during Querier
-	db.head.commitHook = func(*headAppender, int) {
-		during, err = db.Querier(0, 100)
-		require.NoError(t, err)
-	}
-	require.NoError(t, app.Commit())
-	db.head.commitHook = nil
+	// (Paused in another goroutine: Commit holds the head's close lock,
+	// which comes after the DB's in the lock order.)
+	pc := newCommitGate(t, db.head).commitPaused(app, 0)
+	during, err := db.Querier(0, 100)
+	require.NoError(t, err)
 	defer during.Close()
+	close(pc.release)
+	require.NoError(t, <-pc.done)
 	m, _, err = during.SeriesMetadata(lset)
 	require.NoError(t, err)
 	require.Equal(t, mdGauge, m)
