@@ -50,9 +50,10 @@ type Appender interface {
 	// is applied or logged); of several updates of one series in one
 	// transaction the last counts. It returns the series' ref.
 	UpdateMetadata(ref SeriesRef, l labels.Labels, m Metadata) (SeriesRef, error)
-	// Commit makes all buffered samples visible at once.
+	// Commit makes all buffered samples and metadata updates visible at
+	// once.
 	Commit() error
-	// Rollback discards all buffered samples.
+	// Rollback discards all buffered samples and metadata updates.
 	Rollback() error
 	// SetOptions applies o to the Appends that follow.
 	SetOptions(o AppendOptions)

@@ -12,11 +12,12 @@ import (
 // This file holds every isolation rule of the database; no other file
 // decides whether a sample is visible.
 //
-// Write IDs. Every commit that applies at least one sample takes a write ID
-// from a counter that starts at 1 when the DB opens, when it starts applying
-// its samples to the head, and releases it when it has applied them all.
-// Appenders that are idle, slow or leaked hold nothing; Rollback and empty
-// commits take no ID. Samples replayed from the WAL or read from blocks carry
+// Write IDs. Every commit that applies at least one sample or metadata
+// update takes a write ID from a counter that starts at 1 when the DB
+// opens, when it starts applying them to the head, and releases it when it
+// has applied them all. Appenders that are idle, slow or leaked hold
+// nothing; Rollback and empty commits (an unchanged metadata update buffers
+// nothing) take no ID. Samples replayed from the WAL or read from blocks carry
 // ID 0, which every read sees.
 //
 // Read snapshots. A read takes a snapshot of the commits that had completed:

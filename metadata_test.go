@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -267,4 +268,49 @@ func TestMetadataPinsSeries(t *testing.T) {
 	require.Equal(t, int64(0), db.head.NumSeries(), "unpinned when the leaked appender was released")
 	_, ok := seriesMetaNow(t, db, lset)
 	require.False(t, ok)
+}
+
+// TestMetadataByMetric: Querier.Metadata groups distinct metadata by
+// metric name, sorted, optionally for one name; series without a name or
+// metadata are left out; a cancelled context stops it.
+func TestMetadataByMetric(t *testing.T) {
+	db, _ := openTestDB(t, nil)
+	appendWithMeta(t, db, labels.FromStrings("__name__", "x", "i", "1"), 10, mdGauge)
+	appendWithMeta(t, db, labels.FromStrings("__name__", "x", "i", "2"), 10, mdCounter)
+	appendWithMeta(t, db, labels.FromStrings("__name__", "x", "i", "3"), 10, mdGauge)
+	appendWithMeta(t, db, labels.FromStrings("__name__", "y"), 10, mdGauge)
+	appendWithMeta(t, db, labels.FromStrings("noname", "1"), 10, mdGauge)
+	app := db.Appender(ctx)
+	_, err := app.Append(0, labels.FromStrings("__name__", "z"), 10, 1) // no metadata
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	q, err := db.Querier(0, 100)
+	require.NoError(t, err)
+	defer q.Close()
+	all, err := q.Metadata(ctx, "")
+	require.NoError(t, err)
+	require.Equal(t, map[string][]Metadata{"x": {mdCounter, mdGauge}, "y": {mdGauge}}, all)
+	one, err := q.Metadata(ctx, "x")
+	require.NoError(t, err)
+	require.Equal(t, map[string][]Metadata{"x": {mdCounter, mdGauge}}, one)
+	none, err := q.Metadata(ctx, "z")
+	require.NoError(t, err)
+	require.Empty(t, none)
+
+	app = db.Appender(ctx)
+	for i := range 2 * metadataCtxEvery {
+		_, err := app.Append(0, labels.FromStrings("__name__", "many", "i", strconv.Itoa(i)), 10, 1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	q2, err := db.Querier(0, 100)
+	require.NoError(t, err)
+	defer q2.Close()
+	_, err = q2.Metadata(cancelled, "")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = q2.Metadata(cancelled, "many")
+	require.ErrorIs(t, err, context.Canceled)
 }
