@@ -75,7 +75,10 @@ import (
 // at all, like the rest of it. Replay applies a group's metadata when the
 // group's last record has been read, with write ID 0; Metadata records
 // outside a group (Prometheus's, and checkpoints') apply as they are read.
-// The last entry logged for a series wins.
+// The last entry logged for a series wins. Two commits in flight that set
+// one series' metadata log and apply it independently, so the head may
+// keep the one logged first while a replay keeps the other (Prometheus's
+// head has the same race); each commit is still whole.
 
 // What a commit with late samples writes (head_late.go). Late samples are
 // logged in their commit's sample records, next to its in-order samples,
