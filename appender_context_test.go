@@ -48,6 +48,8 @@ func TestAppenderContext(t *testing.T) {
 				require.ErrorIs(t, err, tc.want)
 				_, err = app.AppendST(0, ls, 500, 1000, 1, nil, nil)
 				require.ErrorIs(t, err, tc.want)
+				_, err = app.UpdateMetadata(0, ls, Metadata{Type: MetricTypeGauge})
+				require.ErrorIs(t, err, tc.want, "UpdateMetadata checks the context first")
 			} else {
 				ref, err := app.Append(0, ls, 1000, 1)
 				require.NoError(t, err)
@@ -56,6 +58,8 @@ func TestAppenderContext(t *testing.T) {
 				done()
 				_, err = app.Append(ref, ls, 2000, 2)
 				require.ErrorIs(t, err, tc.want, "Append after the cancellation")
+				_, err = app.UpdateMetadata(ref, ls, Metadata{Type: MetricTypeGauge})
+				require.ErrorIs(t, err, tc.want, "UpdateMetadata after the cancellation")
 			}
 			if !tc.before {
 				require.Equal(t, 1.0, gauge(t, reg, "tsdb_head_open_appenders"))

@@ -667,6 +667,9 @@ func (a closedAppender) AppendHistogram(SeriesRef, labels.Labels, int64, *histog
 func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64, *histogram.Histogram, *histogram.FloatHistogram) (SeriesRef, error) {
 	return 0, a.err
 }
+func (a closedAppender) UpdateMetadata(SeriesRef, labels.Labels, Metadata) (SeriesRef, error) {
+	return 0, a.err
+}
 func (a closedAppender) Commit() error   { return a.err }
 func (a closedAppender) Rollback() error { return nil }
 

@@ -25,6 +25,9 @@
 //     invariants, checked under the invariants build tag.
 //   - querier.go, querier_labels.go, merge.go: the Querier, its label
 //     queries, merging blocks and head.
+//   - metadata.go, head_metadata.go, querier_metadata.go: series metadata
+//     (metric type, unit, help): its types, the head's versions of it,
+//     its WAL records and replay, reading it through a Querier.
 //   - wal.go, wal_checkpoint.go: logging commits, replaying the WAL,
 //     checkpointing it after a head truncation.
 //   - block.go, block_write.go: reading and writing blocks on disk.
@@ -45,7 +48,8 @@
 //   - head.tombsMu: replacing the head's deletion intervals;
 //   - seriesStripe.mu: a stripe of the series-by-labels map;
 //   - index.MemPostings.mu: the head's postings;
-//   - memSeries.mu: a series' chunks, write-ID ring and pending marks;
+//   - memSeries.mu: a series' chunks, write-ID ring, pending marks and
+//     metadata;
 //   - head.rangeMu: the range commits record during a truncation;
 //   - isolation.mu: write IDs in flight and open read snapshots;
 //   - Block.mu: a block's readers, closing state and tombstones;

@@ -31,6 +31,15 @@ var (
 	// ErrInvalidSample: the label set is empty, has an empty or duplicate
 	// label name, or a name or value that is not valid UTF-8.
 	ErrInvalidSample = errors.New("tsdb: invalid sample")
+	// ErrInvalidMetadata: UpdateMetadata got a metric type that is not
+	// one of the MetricType constants, or a unit or help text that is not
+	// valid UTF-8.
+	ErrInvalidMetadata = errors.New("tsdb: invalid metadata")
+	// ErrUnknownSeries: UpdateMetadata named a series the head does not
+	// hold (neither by ref nor by labels). Append a sample of the series
+	// first, in the same Appender or an earlier one: as in Prometheus,
+	// metadata alone does not create a series.
+	ErrUnknownSeries = errors.New("tsdb: unknown series")
 )
 
 // Errors about the state of the database or of an Appender or Querier.

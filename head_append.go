@@ -23,8 +23,9 @@ import (
 // series cannot be truncated away).
 //
 // Context. The context given to DB.Appender bounds the transaction: once
-// it is cancelled or past its deadline, Append and AppendHistogram and
-// AppendST fail with an error wrapping ctx.Err() (nothing buffered), and
+// it is cancelled or past its deadline, Append, AppendHistogram,
+// AppendST and UpdateMetadata fail with an error wrapping ctx.Err()
+// (nothing buffered), and
 // Commit fails so, applying nothing: it rolls the transaction back. Commit
 // checks the context once, before it writes anything; a cancellation
 // after that does not interrupt it (the commit is applied whole). A
@@ -79,11 +80,21 @@ type Appender interface {
 	// times are stored in Prometheus's encodings for them and returned by
 	// chunks.Iterator.AtST; otherwise the contract is Append's.
 	AppendST(ref SeriesRef, l labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
-	// Commit makes all buffered samples visible at once. If the
-	// Appender's context is done when Commit starts, it applies nothing
-	// and returns an error wrapping ctx.Err() (see Context above).
+	// UpdateMetadata buffers new metadata for the series ref or l (see
+	// metadata.go); Commit applies it with the transaction's samples,
+	// under the same isolation. The series must be in the head already
+	// (an Append of it by this or an earlier Appender created it), else
+	// ErrUnknownSeries; an invalid m is rejected with ErrInvalidMetadata.
+	// Metadata equal to the series' current one is not buffered (nothing
+	// is applied or logged); of several updates of one series in one
+	// transaction the last counts. It returns the series' ref.
+	UpdateMetadata(ref SeriesRef, l labels.Labels, m Metadata) (SeriesRef, error)
+	// Commit makes all buffered samples and metadata updates visible at
+	// once. If the Appender's context is done when Commit starts, it
+	// applies nothing and returns an error wrapping ctx.Err() (see Context
+	// above).
 	Commit() error
-	// Rollback discards all buffered samples.
+	// Rollback discards all buffered samples and metadata updates.
 	Rollback() error
 	// SetOptions applies o to the Appends that follow.
 	SetOptions(o AppendOptions)
@@ -137,6 +148,10 @@ type appendBatch struct {
 	// for their time in the series' in-order chunks again: those only grow
 	// after the newest sample, and from minValidTime on.
 	lateAt []int32
+	// meta are the buffered metadata updates, one per series, and metaIdx
+	// their index by series (nil until the first); see head_metadata.go.
+	meta    []pendingMeta
+	metaIdx map[*memSeries]int32
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -462,7 +477,7 @@ func (a *headAppender) Commit() error {
 		return err
 	}
 	b := a.appendBatch
-	if b == nil || len(b.samples) == 0 {
+	if b == nil || len(b.samples) == 0 && len(b.meta) == 0 {
 		a.discard()
 		return nil
 	}
@@ -541,6 +556,13 @@ func (a *headAppender) Commit() error {
 			h.metrics.duplicate.Inc()
 		}
 	}
+	if len(b.meta) > 0 {
+		metaID := id
+		if !h.isolationOn {
+			metaID = 0
+		}
+		b.applyMetadata(metaID, lowWatermark)
+	}
 	// The head's range must cover the samples before the commit becomes
 	// visible, so that a query that sees them also selects the head.
 	if appended > 0 {
@@ -600,6 +622,7 @@ func (b *appendBatch) clearPending() {
 		s.pending--
 		s.mu.Unlock()
 	}
+	b.clearPendingMeta()
 }
 
 // maxPooledSamples bounds the buffers kept for reuse, so that one huge
@@ -628,5 +651,6 @@ func (h *head) releaseBatch(b *appendBatch) {
 	}
 	clear(b.samples)
 	b.samples, b.late, b.lateAt = b.samples[:0], b.late[:0], b.lateAt[:0]
+	b.resetMeta()
 	h.sampleBufs.Put(b)
 }

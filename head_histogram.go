@@ -60,6 +60,9 @@ type seriesExtra struct {
 
 	// late holds the series' late samples; nil while it has none.
 	late *lateSeries
+	// meta holds the series' metadata (head_metadata.go); nil while it
+	// has none.
+	meta *seriesMeta
 }
 
 // appendHistogramLocked is appendLocked for a histogram sample: exactly one

@@ -172,7 +172,11 @@ func (r *ringIDs) checkLocked(h *head, s *memSeries) error {
 	if err != nil {
 		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
 	}
-	highest = max(highest, lateHighest)
+	metaHighest, err := s.checkMetaLocked(h)
+	if err != nil {
+		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
+	}
+	highest = max(highest, lateHighest, metaHighest)
 	if highest > r.highest {
 		r.highest, r.in = highest, s
 	}

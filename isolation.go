@@ -12,11 +12,12 @@ import (
 // This file holds every isolation rule of the database; no other file
 // decides whether a sample is visible.
 //
-// Write IDs. Every commit that applies at least one sample takes a write ID
-// from a counter that starts at 1 when the DB opens, when it starts applying
-// its samples to the head, and releases it when it has applied them all.
-// Appenders that are idle, slow or leaked hold nothing; Rollback and empty
-// commits take no ID. Samples replayed from the WAL or read from blocks carry
+// Write IDs. Every commit that applies at least one sample or metadata
+// update takes a write ID from a counter that starts at 1 when the DB
+// opens, when it starts applying them to the head, and releases it when it
+// has applied them all. Appenders that are idle, slow or leaked hold
+// nothing; Rollback and empty commits (an unchanged metadata update buffers
+// nothing) take no ID. Samples replayed from the WAL or read from blocks carry
 // ID 0, which every read sees.
 //
 // Read snapshots. A read takes a snapshot of the commits that had completed:
@@ -74,6 +75,21 @@ import (
 // newest in-order sample has the ring's last ID. Otherwise (and when
 // the newest sample is a late one, which takes no ring slot) the series
 // is read through a capture, as a Querier reads it.
+//
+// Metadata (head_metadata.go). A commit sets a series' metadata under its
+// write ID, as it appends samples. The series keeps its versions in the
+// order commits applied them, each with its commit's ID; a read sees the
+// newest version whose ID it sees (visibleMetadata), so it sees a commit's
+// metadata exactly when it sees the commit's samples, and a read that
+// started before the commit keeps seeing the version before it. Versions
+// before the newest one whose ID is below the low watermark are visible to
+// no read any more (every read sees that one, or a newer one): the commit
+// that adds a version drops them (trimMetaVersions). The adding commit's
+// own ID is in flight, so never below the watermark it sees: in steady
+// state a series holds its newest version and the one before it. With
+// isolation off, commits set metadata with ID 0, visible at once, and a
+// series holds one version. Replayed metadata has ID 0 and replaces every
+// version.
 
 // inflightWrite is one commit in flight. It is embedded in the appender so
 // that beginning a commit allocates nothing.
@@ -636,4 +652,47 @@ func allVisible(snap *readSnapshot, r *writeIDRing) bool {
 		}
 	}
 	return true
+}
+
+// visibleMetadata returns the metadata of a series whose versions are sm
+// (nil: none) as snap sees it: the newest version, in the order commits
+// applied them, whose write ID snap sees. ok is false if there is none.
+// The caller holds the series lock.
+func visibleMetadata(snap *readSnapshot, sm *seriesMeta) (m Metadata, ok bool) {
+	if sm == nil {
+		return Metadata{}, false
+	}
+	if snap.visible(sm.cur.id) {
+		return sm.cur.m.Value(), true
+	}
+	for i := len(sm.older) - 1; i >= 0; i-- {
+		if v := sm.older[i]; snap.visible(v.id) {
+			return v.m.Value(), true
+		}
+	}
+	return Metadata{}, false
+}
+
+// trimMetaVersions drops from older, the versions applied before newest
+// (in application order), those no read can see any more: every version
+// before the newest one whose write ID is below lowWatermark. A version
+// with ID 0 or below the watermark is visible to every open and future
+// read, which therefore never needs one applied before it. It returns
+// nil if no version of older is needed.
+func trimMetaVersions(older []metaVersion, newest metaVersion, lowWatermark uint64) []metaVersion {
+	if newest.id < lowWatermark {
+		return nil
+	}
+	for i := len(older) - 1; i >= 0; i-- {
+		if older[i].id < lowWatermark {
+			n := copy(older, older[i:])
+			clear(older[n:]) // drop the handles
+			older = older[:n]
+			break
+		}
+	}
+	if len(older) == 0 {
+		return nil
+	}
+	return older
 }

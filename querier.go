@@ -33,6 +33,19 @@ type Querier interface {
 	// LabelNames returns the sorted label names of the series matching ms
 	// (all series if none), counting the same series as LabelValues.
 	LabelNames(ctx context.Context, ms ...*labels.Matcher) ([]string, error)
+	// SeriesMetadata returns the metadata (metadata.go) of the head series
+	// with the labels lset as of the querier's snapshot: that of the last
+	// commit it sees that set some. ok is false if it sees none, or if the
+	// series is not in the head (blocks store no metadata).
+	SeriesMetadata(lset labels.Labels) (m Metadata, ok bool, err error)
+	// Metadata returns, for each metric name (the __name__ label) of the
+	// head series, the distinct metadata of its series as of the
+	// querier's snapshot, sorted by type, unit and help (Prometheus's
+	// /api/v1/metadata): only the name metric if it is not "". Series
+	// without a name or without metadata the querier sees are left out;
+	// the querier's time range does not apply. It reads every head series
+	// (with metric, only those of the name) under its lock, one at a time.
+	Metadata(ctx context.Context, metric string) (map[string][]Metadata, error)
 	// Close releases the read snapshot. Series sets, Series and iterators
 	// obtained before stay usable and keep returning what the snapshot saw,
 	// even after the blocks they read are compacted away or deleted and

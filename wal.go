@@ -67,6 +67,19 @@ import (
 // commit applied them in per series. Float-only commits stay one Samples
 // record, as before.
 
+// What a commit with metadata writes (head_metadata.go). Its metadata
+// updates go into one Metadata record (Prometheus's type 6), logged in
+// the commit's group after its sample records: a commit with samples and
+// metadata is always a commit group, a commit with metadata only is the
+// Metadata record alone. So its metadata replays with its samples or not
+// at all, like the rest of it. Replay applies a group's metadata when the
+// group's last record has been read, with write ID 0; Metadata records
+// outside a group (Prometheus's, and checkpoints') apply as they are read.
+// The last entry logged for a series wins. Two commits in flight that set
+// one series' metadata log and apply it independently, so the head may
+// keep the one logged first while a replay keeps the other (Prometheus's
+// head has the same race); each commit is still whole.
+
 // What a commit with late samples writes (head_late.go). Late samples are
 // logged in their commit's sample records, next to its in-order samples,
 // so the argument above holds unchanged: a commit with in-order and late
@@ -151,6 +164,8 @@ type walScratch struct {
 	recs    [2][]byte
 	hrecs   [6][]byte // encoding buffers of a commit group's records
 	group   [][]byte  // the records of a commit group, in order
+	meta    []record.RefMetadata
+	mrec    []byte // encoding buffer of the Metadata record
 }
 
 // logCommit writes the transaction's new series and samples to the WAL.
@@ -178,6 +193,7 @@ func (a *headAppender) logCommit() error {
 			sc.samples = append(sc.samples, record.RefSample{Ref: ref, ST: p.st, T: p.t, V: p.v})
 		}
 	}
+	sc.series = a.metaSeries(sc.series)
 	var enc record.Encoder
 	recs := sc.group[:0] // never sc.recs: appending would alias its buffers
 	if len(sc.series) > 0 {
@@ -185,8 +201,8 @@ func (a *headAppender) logCommit() error {
 		recs = append(recs, sc.recs[0])
 	}
 	switch {
-	case len(sc.hs) > 0 || len(sc.fhs) > 0:
-		recs = sc.groupRecords(recs, anyST)
+	case len(sc.hs) > 0 || len(sc.fhs) > 0 || len(a.meta) > 0:
+		recs = sc.groupRecords(recs, a.appendBatch, anyST)
 	case anyST:
 		sc.recs[1] = enc.SamplesV2(sc.samples, sc.recs[1][:0])
 		recs = append(recs, sc.recs[1])
@@ -213,12 +229,14 @@ func (a *headAppender) logCommit() error {
 }
 
 // groupRecords appends to recs the scratch's samples, histograms among
-// them, as a commit group: a CommitGroup record, then the records of
-// sampleRecords. The records alias sc.hrecs, valid until the next call.
-func (sc *walScratch) groupRecords(recs [][]byte, st bool) [][]byte {
+// them, and b's metadata updates as a commit group: a CommitGroup record,
+// then the records of sampleRecords and metadataRecord. The records alias
+// sc.hrecs and sc.mrec, valid until the next call.
+func (sc *walScratch) groupRecords(recs [][]byte, b *appendBatch, st bool) [][]byte {
 	head := len(recs)
 	recs = append(recs, nil) // the CommitGroup record, if needed
 	recs = sc.sampleRecords(recs, st)
+	recs = sc.metadataRecord(recs, b)
 	return sc.closeGroup(recs, head)
 }
 
@@ -526,6 +544,9 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		}
 	}
 	h.raiseLastSeriesRef(rp.maxRef)
+	if rp.unknownMeta > 0 {
+		h.logger.Warn("tsdb: WAL replay skipped metadata of series it has no record of", "series", rp.unknownMeta)
+	}
 	h.addTombstones(rp.tombs)
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
 		"from_segment", from, "duration", time.Since(start))
@@ -553,6 +574,7 @@ type replayer struct {
 	// and groupOff locate the group's CommitGroup record (the offset is
 	// one byte before its end) for a repair that cuts the group off.
 	group     []walSample
+	groupMeta []record.RefMetadata // the group's metadata entries
 	groupLeft int
 	groupSeg  int
 	groupOff  int64
@@ -560,6 +582,10 @@ type replayer struct {
 	// dups maps a series ref that a record defined again under other
 	// labels-identical ref to the ref the head uses.
 	dups map[uint64]uint64
+	// meta is decoding scratch of Metadata records; unknownMeta counts
+	// their entries of series no record defined.
+	meta        []record.RefMetadata
+	unknownMeta int
 	// tombs collects the deletions of Tombstones records.
 	tombs map[SeriesRef]tombstones.Intervals
 	// unknownRefs counts the samples of series no record defined: the
@@ -728,6 +754,18 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 			}
 			clear(rp.fhists)
 			rp.recordDone()
+		case record.Metadata:
+			var err error
+			if rp.meta, err = rp.dec.Metadata(rec, rp.meta[:0]); err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			if rp.groupLeft > 0 {
+				rp.groupMeta = append(rp.groupMeta, rp.meta...)
+			} else {
+				rp.replayMetadata(rp.meta)
+			}
+			clear(rp.meta)
+			rp.recordDone()
 		case record.CommitGroup:
 			n, err := rp.dec.CommitGroup(rec)
 			if err != nil {
@@ -752,7 +790,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				}
 			}
 		default:
-			// Exemplars, metadata, ...: not used by this version. Never
+			// Exemplars, ...: not used by this version. Never
 			// mis-read: counted and skipped.
 			rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()
 		}
@@ -768,6 +806,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 		// logged from now on is taken for the rest of it.
 		n := rp.groupLeft
 		rp.group, rp.groupLeft = rp.group[:0], 0
+		rp.dropGroupMeta()
 		err = corrupt.At(wlog.SegmentName(src, rp.groupSeg), rp.groupOff,
 			fmt.Errorf("%w: the log ends %d records before the end of a commit group (a torn commit)", errTornCommit, n))
 	}
@@ -833,6 +872,14 @@ func (rp *replayer) recordDone() {
 	}
 	clear(rp.group)
 	rp.group = rp.group[:0]
+	rp.replayMetadata(rp.groupMeta)
+	rp.dropGroupMeta()
+}
+
+// dropGroupMeta empties the metadata entries of the commit group.
+func (rp *replayer) dropGroupMeta() {
+	clear(rp.groupMeta)
+	rp.groupMeta = rp.groupMeta[:0]
 }
 
 // dropGroup drops an open commit group that another kind of record
@@ -845,6 +892,7 @@ func (rp *replayer) dropGroup(src string) {
 	rp.h.logger.Warn("tsdb: WAL replay dropped an incomplete commit group", "source", src, "segment", rp.groupSeg, "samples", len(rp.group))
 	clear(rp.group)
 	rp.group, rp.groupLeft = rp.group[:0], 0
+	rp.dropGroupMeta()
 }
 
 // dispatch queues a sample for the worker of its series.

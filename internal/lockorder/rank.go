@@ -42,8 +42,8 @@ const (
 	RankStripe
 	// RankPostings is index.MemPostings.mu: the head's postings lists.
 	RankPostings
-	// RankSeries is memSeries.mu: one head series' chunks, write-ID ring
-	// and pending-sample marks.
+	// RankSeries is memSeries.mu: one head series' chunks, write-ID ring,
+	// pending-sample marks and metadata.
 	RankSeries
 	// RankHeadRange is head.rangeMu: the range commits record while a
 	// truncation recomputes the head's time range.

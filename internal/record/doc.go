@@ -1,6 +1,6 @@
 // Package record encodes and decodes the records that isotsdb's head writes
-// into its write-ahead log: series definitions, float and histogram samples
-// and tombstones.
+// into its write-ahead log: series definitions, float and histogram samples,
+// series metadata and tombstones.
 //
 // The byte layout is Prometheus's WAL record format (tsdb/docs/format/wal.md
 // in prometheus/prometheus, as its code actually writes it), so a WAL written
@@ -14,6 +14,9 @@
 //	                (the first sample is repeated in the loop as deltas 0, 0).
 //	Tombstones (3): repeated { ref be64 | mint varint | maxt varint }, one entry per interval.
 //	MmapMarkers (5): repeated { ref be64 | head chunk ref be64 } (Prometheus's WBL only).
+//	Metadata (6):   repeated { ref uvarint | type byte | nfields uvarint | nfields × (name, value) }
+//	                where each string is a uvarint length followed by its bytes; the
+//	                fields written are UNIT and HELP, others are skipped on reading.
 //	Histogram samples (7, 8, 9, 10): like Samples, with a histogram in
 //	                place of each value.
 //	Samples V2 (11) and histogram samples V2 (12, 13): nothing more when empty, else
@@ -35,7 +38,7 @@
 // both kinds of schema. Only the V2 types store start timestamps
 // (RefSample.ST and the histogram samples' ST); Encoder.Samples drops them.
 // The other types Prometheus
-// defines (exemplars, metadata, ...) are named so callers can recognise and
+// defines (exemplars, ...) are named so callers can recognise and
 // skip them; this package does not decode them.
 //
 // isotsdb adds two record types of its own, far above Prometheus's, which

@@ -109,7 +109,7 @@ func FuzzTombstonesRoundTrip(f *testing.F) {
 // whatever decodes must re-encode to something that decodes the same (the
 // input itself may use non-minimal varints, so bytes are not compared).
 func FuzzDecode(f *testing.F) {
-	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, {201, 2}, {201, 0}, {5}, {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {5, 1}, nil} {
+	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, goldenMetadata, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, {201, 2}, {201, 0}, {5}, {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {5, 1}, nil} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
@@ -148,6 +148,14 @@ func FuzzDecode(f *testing.F) {
 			again, err := dec.MmapMarkers(enc.MmapMarkers(m, nil), nil)
 			require.NoError(t, err, "mmap markers re-decode")
 			require.Equal(t, m, again, "mmap markers re-decode")
+		}
+		if m, err := dec.Metadata(rec, nil); err == nil {
+			again, err := dec.Metadata(enc.Metadata(m, nil), nil)
+			require.NoError(t, err, "metadata re-decode")
+			require.Equal(t, len(m), len(again), "metadata re-decode")
+			for i := range m {
+				require.Equal(t, m[i], again[i], "metadata entry %d changed on re-encoding", i)
+			}
 		}
 		if s, err := dec.Tombstones(rec, nil); err == nil {
 			again, err := dec.Tombstones(enc.Tombstones(s, nil), nil)

@@ -4,8 +4,8 @@ package record
 // The values are Prometheus's; never renumber them.
 type Type uint8
 
-// Record types. Series, Samples, SamplesV2, Tombstones, MmapMarkers, the
-// histogram sample types (7 to 10, 12 and 13) and isotsdb's CommitGroup and
+// Record types. Series, Samples, SamplesV2, Tombstones, MmapMarkers,
+// Metadata, the histogram sample types (7 to 10, 12 and 13) and isotsdb's CommitGroup and
 // WBLCopy are decoded by this package; the others
 // are listed so that callers can recognise records written by Prometheus and
 // skip them instead of misreading them.
@@ -25,7 +25,8 @@ const (
 	// series' out-of-order samples logged so far were written to a head
 	// chunk file (chunks_head/). Decoder.MmapMarkers reads them.
 	MmapMarkers Type = 5
-	// Metadata records (Prometheus) hold metric type, unit and help; skipped here.
+	// Metadata records hold the metric type, unit and help of series.
+	// Encoder.Metadata writes them and Decoder.Metadata reads them.
 	Metadata Type = 6
 	// HistogramSamples records hold integer native histograms with
 	// exponential schemas. Encoder.HistogramSamples writes them and

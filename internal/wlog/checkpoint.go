@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +23,11 @@ const (
 	// before logging them in one call: big enough to amortise the call,
 	// small enough not to matter for memory.
 	checkpointBatchSize = 1 << 20
+
+	// checkpointMetadataBatch is how many series one Metadata record of a
+	// checkpoint holds, so that a head of millions of series does not
+	// make one record of hundreds of megabytes.
+	checkpointMetadataBatch = 1000
 )
 
 // CheckpointStats counts what Checkpoint read and what it dropped.
@@ -29,10 +35,12 @@ type CheckpointStats struct {
 	DroppedSeries     int
 	DroppedSamples    int
 	DroppedTombstones int // intervals, not records
-	DroppedRecords    int // records of types other than series, samples and tombstones
+	DroppedMetadata   int // metadata entries of dropped series, or replaced by a later entry
+	DroppedRecords    int // records of types other than series, samples, tombstones and metadata
 	TotalSeries       int // series read, dropped ones included
 	TotalSamples      int // samples read, dropped ones included
 	TotalTombstones   int // tombstone intervals read, dropped ones included
+	TotalMetadata     int // metadata entries read, dropped ones included
 }
 
 // checkpointName returns the directory name of checkpoint i.
@@ -138,7 +146,9 @@ func isTempCheckpoint(e fs.DirEntry) bool {
 //   - series for which keep(ref) is true;
 //   - samples of kept series with T >= mint;
 //   - tombstone intervals of kept series that end at or after mint (those
-//     ending before mint only cover samples the checkpoint no longer has).
+//     ending before mint only cover samples the checkpoint no longer has);
+//   - the last metadata entry of each kept series, written after
+//     everything else, in Metadata records ordered by ref.
 //
 // Records of any other type are dropped. The checkpoint is written to
 // checkpoint.<to>.tmp, fsynced, renamed into place and the rename made
@@ -274,9 +284,12 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 		stones  []record.Stone
 		hists   []record.RefHistogramSample
 		fhists  []record.RefFloatHistogramSample
+		meta    []record.RefMetadata
 		buf     []byte   // encoded records of the batch, back to back
 		recs    [][]byte // the records of the batch, slices of buf
 		err     error
+		// lastMeta is the last metadata entry read of each kept series.
+		lastMeta = map[uint64]record.RefMetadata{}
 	)
 	for r.Next() {
 		rec := r.Record()
@@ -368,6 +381,20 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			if len(kept) > 0 {
 				buf = enc.Tombstones(kept, buf)
 			}
+		case record.Metadata:
+			meta, err = dec.Metadata(rec, meta[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			stats.TotalMetadata += len(meta)
+			for _, m := range meta {
+				if _, ok := lastMeta[m.Ref]; ok || !keep(m.Ref) {
+					stats.DroppedMetadata++ // replaced, or of a dropped series
+				}
+				if keep(m.Ref) {
+					lastMeta[m.Ref] = m
+				}
+			}
 		default:
 			stats.DroppedRecords++
 		}
@@ -384,10 +411,40 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("wlog: checkpoint: read segments: %w", err)
 	}
-	if err := cp.Log(recs...); err != nil {
-		return nil, fmt.Errorf("wlog: checkpoint: %w", err)
+	if err := logMetadata(cp, lastMeta, meta[:0], buf, recs); err != nil {
+		return nil, err
 	}
 	return &stats, nil
+}
+
+// logMetadata logs into cp the records recs (slices of buf) not logged
+// yet, then the entries of last, ordered by ref, in Metadata records of up
+// to checkpointMetadataBatch entries each, in calls of about
+// checkpointBatchSize bytes. scratch is reused.
+func logMetadata(cp *WL, last map[uint64]record.RefMetadata, scratch []record.RefMetadata, buf []byte, recs [][]byte) error {
+	var enc record.Encoder
+	refs := slices.Sorted(maps.Keys(last))
+	for len(refs) > 0 {
+		n := min(len(refs), checkpointMetadataBatch)
+		scratch = scratch[:0]
+		for _, ref := range refs[:n] {
+			scratch = append(scratch, last[ref])
+		}
+		refs = refs[n:]
+		start := len(buf)
+		buf = enc.Metadata(scratch, buf)
+		recs = append(recs, buf[start:])
+		if len(buf) >= checkpointBatchSize {
+			if err := cp.Log(recs...); err != nil {
+				return fmt.Errorf("wlog: checkpoint: %w", err)
+			}
+			buf, recs = buf[:0], recs[:0]
+		}
+	}
+	if err := cp.Log(recs...); err != nil {
+		return fmt.Errorf("wlog: checkpoint: %w", err)
+	}
+	return nil
 }
 
 // checkpointIndex parses the index out of a checkpoint directory name.

@@ -14,8 +14,9 @@
 //   - isotsdb-reads-prometheus: Prometheus writes blocks (BlockWriter and
 //     its own head compaction) and a WAL holding native histograms,
 //     exemplars and metadata next to float samples. isotsdb must return the
-//     float data exactly as Prometheus's querier does and count the records
-//     it skips in tsdb_wal_records_skipped_total. A zstd-compressed WAL,
+//     float data exactly as Prometheus's querier does, the last metadata of
+//     each series as written, and count the records it skips (exemplars)
+//     in tsdb_wal_records_skipped_total. A zstd-compressed WAL,
 //     which isotsdb cannot decode, must be refused with no existing file
 //     changed, and Prometheus must still read all of it afterwards.
 //   - snapshot: a snapshot taken by isotsdb, with and without the head,

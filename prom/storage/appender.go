@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	plabels "github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/isotsdb/tsdb"
@@ -126,12 +125,6 @@ func (a *appender) AppendHistogramSTZeroSample(ref storage.SeriesRef, ls plabels
 	return stZeroResult(a.appendHistogram(ref, ls, st, zh, zfh))
 }
 
-// UpdateMetadata implements storage.MetadataUpdater: it always fails with
-// ErrMetadataUnsupported.
-func (a *appender) UpdateMetadata(_ storage.SeriesRef, ls plabels.Labels, _ metadata.Metadata) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrMetadataUnsupported, nil, ls.String())
-}
-
 // AppendSTZeroSample implements storage.StartTimestampAppender: it appends
 // the zero sample (st, 0) that starts the cumulative count of the sample at
 // t, as Prometheus's head does. st must be before t
@@ -163,9 +156,11 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 // nil; not both) is appended as by Appender.AppendHistogram, v being
 // ignored; otherwise the float v is appended as by Appender.Append. The
 // start time st is stored with the sample (tsdb.Appender.AppendST; 0 means
-// none). opts.Metadata is dropped (isotsdb does not store it yet; the
-// contract requires the sample to be stored regardless), and if
-// opts.Exemplars is not empty
+// none). opts.Metadata, unless empty, is applied to the series with the
+// sample (as by Appender.UpdateMetadata, so unchanged metadata is not
+// logged again); metadata isotsdb rejects (a unit or help text that is
+// not valid UTF-8) is dropped, since the contract requires the sample to
+// be stored regardless. If opts.Exemplars is not empty
 // the sample is stored and the exemplars are reported in a
 // *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
 // opts.RejectOutOfOrder rejects the sample if it is late, as with the
@@ -173,6 +168,9 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
 	a.setRejectLate(opts.RejectOutOfOrder)
 	r, err := a.appendST(ref, ls, st, t, v, h, fh)
+	if err == nil && !opts.Metadata.IsEmpty() {
+		_, _ = a.updateMetadata(r, ls, opts.Metadata)
+	}
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err
 	}

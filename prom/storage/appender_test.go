@@ -145,9 +145,7 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 		{"AppendExemplar", func(app storage.Appender) (storage.SeriesRef, error) {
 			return app.AppendExemplar(0, ls, ex)
 		}, promstorage.ErrExemplarsUnsupported, storage.ErrExemplarsDisabled},
-		{"UpdateMetadata", func(app storage.Appender) (storage.SeriesRef, error) {
-			return app.UpdateMetadata(0, ls, metadata.Metadata{Type: "counter", Help: "h"})
-		}, promstorage.ErrMetadataUnsupported, nil},
+		// (UpdateMetadata is supported: metadata_test.go.)
 	}
 	for _, tc := range cases {
 		t.Run("v1/"+tc.name, func(t *testing.T) {
@@ -185,11 +183,14 @@ func TestUnsupportedKeepsTransaction(t *testing.T) {
 			require.ErrorIs(t, ee, promstorage.ErrExemplarsUnsupported)
 			require.ErrorIs(t, ee, storage.ErrExemplarsDisabled)
 		}
-		// Metadata alone is dropped without error; the start timestamps
-		// are stored with the samples.
+		// Metadata is stored without error; the start timestamps are
+		// stored with the samples.
 		_, err = app.Append(ref, ls, 2, 3, 3, nil, nil, storage.AOptions{Metadata: opts.Metadata})
 		require.NoError(t, err)
 		require.NoError(t, app.Commit())
+		m, ok := seriesMetadata(t, s.DB(), ls)
+		require.True(t, ok)
+		require.Equal(t, opts.Metadata, promstorage.ToPromMetadata(m))
 		require.Equal(t, []sample{{2, 2}, {3, 3}}, querySamples(t, s, ls))
 		q, err := s.Querier(math.MinInt64, math.MaxInt64)
 		require.NoError(t, err)

@@ -33,10 +33,17 @@
 //
 //   - exemplars are rejected with ErrExemplarsUnsupported (also matching
 //     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
-//     the exemplars in a storage.AppendPartialError, as its contract asks;
-//   - Appender.UpdateMetadata returns ErrMetadataUnsupported; AppenderV2,
-//     whose contract says the sample must be appended whatever happens to
-//     its metadata, drops the metadata silently.
+//     the exemplars in a storage.AppendPartialError, as its contract asks.
+//
+// Metadata is stored: Appender.UpdateMetadata and AppenderV2's
+// opts.Metadata set the series' metadata in the transaction
+// (tsdb.Appender.UpdateMetadata; FromPromMetadata and ToPromMetadata
+// convert), applied at Commit with its samples and read back through
+// tsdb.Querier.SeriesMetadata and Metadata. As in Prometheus, UpdateMetadata
+// needs the series to exist (an error wrapping tsdb.ErrUnknownSeries
+// otherwise), and AppenderV2 drops metadata isotsdb rejects rather than
+// the sample. (ErrMetadataUnsupported, with which earlier versions refused
+// metadata, is no longer returned.)
 //
 // Appender.AppendSTZeroSample and AppendHistogramSTZeroSample append the
 // zero sample at the start timestamp as Prometheus's head does

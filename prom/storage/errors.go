@@ -17,7 +17,10 @@ var (
 	// ErrExemplarsUnsupported: an exemplar was appended. Errors wrapping it
 	// also match storage.ErrExemplarsDisabled.
 	ErrExemplarsUnsupported = errors.New("promstorage: exemplars are not supported")
-	// ErrMetadataUnsupported: Appender.UpdateMetadata was called.
+	// ErrMetadataUnsupported is no longer returned: Appender.UpdateMetadata
+	// stores metadata since isotsdb has it (tsdb.Metadata).
+	//
+	// Deprecated: nothing returns it.
 	ErrMetadataUnsupported = errors.New("promstorage: metric metadata is not supported")
 )
 
