@@ -29,10 +29,12 @@ type CheckpointStats struct {
 	DroppedSeries     int
 	DroppedSamples    int
 	DroppedTombstones int // intervals, not records
-	DroppedRecords    int // records of types other than series, samples and tombstones
+	DroppedExemplars  int
+	DroppedRecords    int // records of types other than series, samples, tombstones and exemplars
 	TotalSeries       int // series read, dropped ones included
 	TotalSamples      int // samples read, dropped ones included
 	TotalTombstones   int // tombstone intervals read, dropped ones included
+	TotalExemplars    int // exemplars read, dropped ones included
 }
 
 // checkpointName returns the directory name of checkpoint i.
@@ -138,7 +140,9 @@ func isTempCheckpoint(e fs.DirEntry) bool {
 //   - series for which keep(ref) is true;
 //   - samples of kept series with T >= mint;
 //   - tombstone intervals of kept series that end at or after mint (those
-//     ending before mint only cover samples the checkpoint no longer has).
+//     ending before mint only cover samples the checkpoint no longer has);
+//   - exemplars of kept series with T >= mint (as Prometheus keeps them:
+//     the head's exemplar storage outlives the samples' truncation).
 //
 // Records of any other type are dropped. The checkpoint is written to
 // checkpoint.<to>.tmp, fsynced, renamed into place and the rename made
@@ -272,6 +276,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 		series  []record.RefSeries
 		samples []record.RefSample
 		stones  []record.Stone
+		exs     []record.RefExemplar
 		hists   []record.RefHistogramSample
 		fhists  []record.RefFloatHistogramSample
 		buf     []byte   // encoded records of the batch, back to back
@@ -368,6 +373,19 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			if len(kept) > 0 {
 				buf = enc.Tombstones(kept, buf)
 			}
+		case record.Exemplars:
+			exs, err = dec.Exemplars(rec, exs[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(exs)
+			kept := slices.DeleteFunc(exs, func(e record.RefExemplar) bool { return before(e.Ref, e.T) })
+			stats.TotalExemplars += n
+			stats.DroppedExemplars += n - len(kept)
+			if len(kept) > 0 {
+				buf = enc.Exemplars(kept, buf)
+			}
+			clear(exs[:n]) // drop label references
 		default:
 			stats.DroppedRecords++
 		}
