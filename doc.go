@@ -47,6 +47,7 @@
 //   - index.MemPostings.mu: the head's postings;
 //   - memSeries.mu: a series' chunks, write-ID ring and pending marks;
 //   - head.rangeMu: the range commits record during a truncation;
+//   - exemplarStorage.mu: the head's exemplar ring and its index;
 //   - isolation.mu: write IDs in flight and open read snapshots;
 //   - Block.mu: a block's readers, closing state and tombstones;
 //   - refTable.mu: the series-by-ref table's pages and large refs.
