@@ -160,10 +160,10 @@ func (a *headAppender) AppendExemplar(ref SeriesRef, lset labels.Labels, e Exemp
 	}
 	h := a.head
 	if !h.exemplars.enabled() {
-		return 0, fmt.Errorf("tsdb: append exemplar: %w", ErrExemplarsDisabled)
+		return 0, fmt.Errorf("tsdb: append exemplar for %s: %w", lset, ErrExemplarsDisabled)
 	}
 	if h.closed.Load() {
-		return 0, fmt.Errorf("tsdb: append exemplar: %w", ErrClosed)
+		return 0, fmt.Errorf("tsdb: append exemplar for %s: %w", lset, ErrClosed)
 	}
 	e.Labels = withoutEmpty(e.Labels)
 	if err := checkExemplar(&e); err != nil {

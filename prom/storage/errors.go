@@ -14,9 +14,6 @@ import (
 // Errors for what isotsdb cannot store. Each is returned wrapped, with the
 // series it concerns; the transaction that got it is otherwise unaffected.
 var (
-	// ErrExemplarsUnsupported: an exemplar was appended. Errors wrapping it
-	// also match storage.ErrExemplarsDisabled.
-	ErrExemplarsUnsupported = errors.New("promstorage: exemplars are not supported")
 	// ErrMetadataUnsupported: Appender.UpdateMetadata was called.
 	ErrMetadataUnsupported = errors.New("promstorage: metric metadata is not supported")
 )
@@ -41,6 +38,11 @@ func (e *dualError) Unwrap() []error { return []error{e.err, e.prom} }
 // the invalid histogram's error also wraps tsdb.ErrInvalidSample and
 // histogram.ErrInvalid, which have no Prometheus counterpart.
 var appendErrorPairs = [...]struct{ ours, prom error }{
+	{tsdb.ErrOutOfOrderExemplar, storage.ErrOutOfOrderExemplar},
+	{tsdb.ErrDuplicateExemplar, storage.ErrDuplicateExemplar},
+	{tsdb.ErrExemplarLabelLength, storage.ErrExemplarLabelLength},
+	{tsdb.ErrExemplarsDisabled, storage.ErrExemplarsDisabled},
+
 	{tsdb.ErrOutOfOrderSample, storage.ErrOutOfOrderSample},
 	{tsdb.ErrTooOldSample, storage.ErrTooOldSample},
 	{tsdb.ErrDuplicateSampleForTimestamp, storage.ErrDuplicateSampleForTimestamp},
