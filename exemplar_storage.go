@@ -12,20 +12,25 @@ import (
 	"github.com/isotsdb/tsdb/labels"
 )
 
-// exemplarStorage holds the head's newest exemplars in a ring of fixed
-// size (Options.MaxExemplars): a new exemplar takes the slot after the
-// previous one and, once the ring is full, overwrites the oldest of all.
+// exemplarStorage holds the head's newest exemplars in a ring of at most
+// limit slots (Options.MaxExemplars): a new exemplar takes the slot after
+// the previous one and, once the ring is full, overwrites the oldest of
+// all. The ring's slice grows with use (doubling, never past limit), so
+// a large limit costs memory only once that many exemplars came.
 // Each series with exemplars has an entry in an index by its labels,
 // which points at its oldest and newest exemplar; each exemplar points at
 // the next newer one of its series. So an append is O(1) and a series'
 // exemplars are read in time order without a scan of the ring.
 //
-// Invariants (mu held): the occupied slots are the count slots before
-// next (cyclically), in append order; since a series' exemplars are
-// appended in time order (exemplarOrder), each series' list is in append
-// and time order, and the oldest exemplar of the ring is the oldest of
-// its series, so overwriting it only advances that series' oldest. A
-// series with no exemplars left has no index entry. size is len(ring).
+// Invariants (mu held): every slot of ring holds an exemplar; while
+// len(ring) < limit, next is len(ring) (the ring grows), else next is the
+// slot of the oldest exemplar, the one the next append overwrites; from
+// there on, cyclically, the slots are in append order. Since a series'
+// exemplars are appended in time order (exemplarOrder), each series' list
+// is in append and time order, and the oldest exemplar of the ring is the
+// oldest of its series, so overwriting it only advances that series'
+// oldest. A series with no exemplars left has no index entry. size is
+// limit.
 //
 // It is safe for concurrent use. Locking: mu guards every field but size
 // (and the metrics), which is written under mu and read without it (a
@@ -37,19 +42,19 @@ type exemplarStorage struct {
 
 	ring  []exemplarEntry
 	next  int // slot of the next exemplar
-	count int // occupied slots
+	limit int // most slots the ring may have; 0: exemplars off
 	// index maps the hash of a series' labels to its entry; entries whose
 	// labels hash alike are chained through collision.
 	index     map[uint64]*exemplarSeries
 	numSeries int
 
-	size    atomic.Int64 // len(ring); 0: exemplars off
+	size    atomic.Int64 // limit, readable without the lock
 	metrics *exemplarMetrics
 }
 
 // exemplarEntry is one slot of the ring: an exemplar with its commit's
-// write ID (0: replayed, visible to all) and its place in its series'
-// list. series is nil for a free slot.
+// write ID (0: replayed, visible to all), its series and its place in the
+// series' list.
 type exemplarEntry struct {
 	e      Exemplar
 	id     uint64
@@ -99,7 +104,7 @@ func (es *exemplarStorage) lookupLocked(lset labels.Labels, hash uint64) *exempl
 func (es *exemplarStorage) appendable(lset labels.Labels, hash uint64, e *Exemplar) error {
 	es.mu.RLock()
 	defer es.mu.RUnlock()
-	if len(es.ring) == 0 {
+	if es.limit == 0 {
 		return ErrExemplarsDisabled
 	}
 	if s := es.lookupLocked(lset, hash); s != nil {
@@ -138,7 +143,7 @@ func (es *exemplarStorage) addReplayed(lset labels.Labels, e Exemplar) bool {
 // id, after checking its order; it returns why not if it did not.
 // Requires mu held for writing.
 func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exemplar, id uint64) error {
-	if len(es.ring) == 0 {
+	if es.limit == 0 {
 		return ErrExemplarsDisabled
 	}
 	s := es.lookupLocked(lset, hash)
@@ -151,14 +156,19 @@ func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exempla
 		}
 	}
 	slot := es.next
-	if es.count == len(es.ring) {
+	if n := len(es.ring); n < es.limit {
+		if n == cap(es.ring) {
+			r := make([]exemplarEntry, n, min(es.limit, max(16, 2*n)))
+			copy(r, es.ring)
+			es.ring = r
+		}
+		es.ring = es.ring[:n+1]
+	} else {
 		// Full: slot holds the oldest exemplar of all.
 		es.evictLocked(slot)
 		if s != nil && s.oldest == -1 {
 			s = nil // that was the series' only exemplar; its entry is gone
 		}
-	} else {
-		es.count++
 	}
 	if s == nil {
 		s = &exemplarSeries{lset: lset, hash: hash, oldest: slot}
@@ -170,7 +180,7 @@ func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exempla
 	}
 	s.newest = slot
 	es.ring[slot] = exemplarEntry{e: *e, id: id, next: -1, series: s}
-	if es.next++; es.next == len(es.ring) {
+	if es.next++; es.next == es.limit {
 		es.next = 0
 	}
 	es.metrics.appended.Inc()
@@ -211,27 +221,21 @@ func (es *exemplarStorage) unindexLocked(s *exemplarSeries) {
 	es.numSeries--
 }
 
-// resize makes the ring hold n exemplars (negative: 0), keeping the
-// newest of those stored, in their order. O(exemplars stored).
+// resize makes the ring hold at most n exemplars (negative: 0), keeping
+// the newest of those stored, in their order. O(exemplars stored).
 func (es *exemplarStorage) resize(n int64) {
-	n = max(n, 0)
-	if n > math.MaxInt32 {
-		// More than 2^31 exemplars (over 128 GiB of ring) is a mistake,
-		// not a configuration; the bound keeps make() from panicking.
-		n = math.MaxInt32
-	}
+	// More than 2^31 exemplars (128 GiB of ring) cannot be meant; the
+	// bound keeps the arithmetic in int on every platform.
+	n = min(max(n, 0), math.MaxInt32)
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if int64(len(es.ring)) == n {
+	if int64(es.limit) == n {
 		return
 	}
 	old, oldLen := es.ring, len(es.ring)
-	first := es.next - es.count // slot of the oldest exemplar
-	if first < 0 {
-		first += oldLen
-	}
-	keep := min(es.count, int(n))
-	ring := make([]exemplarEntry, n)
+	first := es.firstLocked()
+	keep := min(oldLen, int(n))
+	ring := make([]exemplarEntry, keep)
 	// Rebuild every list: forget all positions, then append the kept
 	// exemplars oldest first.
 	for _, s := range es.index {
@@ -240,7 +244,7 @@ func (es *exemplarStorage) resize(n int64) {
 		}
 	}
 	for i := range keep {
-		src := &old[(first+es.count-keep+i)%oldLen]
+		src := &old[(first+oldLen-keep+i)%oldLen]
 		s := src.series
 		if s.newest == -1 {
 			s.oldest = i
@@ -261,12 +265,21 @@ func (es *exemplarStorage) resize(n int64) {
 	for _, s := range gone {
 		es.unindexLocked(s)
 	}
-	es.ring, es.count = ring, keep
+	es.ring, es.limit = ring, int(n)
 	es.next = 0
-	if n > 0 {
-		es.next = keep % int(n)
+	if keep < es.limit {
+		es.next = keep
 	}
 	es.size.Store(n)
+}
+
+// firstLocked returns the slot of the oldest exemplar (0 if none).
+// Requires mu held (either side).
+func (es *exemplarStorage) firstLocked() int {
+	if es.next == len(es.ring) {
+		return 0 // growing: the ring starts at 0
+	}
+	return es.next
 }
 
 // selectVisible returns the exemplars in [start, end] that snap sees
@@ -318,14 +331,10 @@ func (es *exemplarStorage) stats() (exemplars, series int, oldest int64) {
 	es.mu.RLock()
 	defer es.mu.RUnlock()
 	oldest = math.MinInt64
-	if es.count > 0 {
-		first := es.next - es.count
-		if first < 0 {
-			first += len(es.ring)
-		}
-		oldest = es.ring[first].e.Ts
+	if len(es.ring) > 0 {
+		oldest = es.ring[es.firstLocked()].e.Ts
 	}
-	return es.count, es.numSeries, oldest
+	return len(es.ring), es.numSeries, oldest
 }
 
 // checkInvariants checks the invariants written on exemplarStorage, and
@@ -349,17 +358,16 @@ func (es *exemplarStorage) checkInvariants(iso *isolation) error {
 func (es *exemplarStorage) checkInvariantsLocked() error {
 	n := len(es.ring)
 	switch {
-	case int64(n) != es.size.Load():
-		return fmt.Errorf("exemplars: ring of %d slots, size says %d", n, es.size.Load())
-	case es.count < 0 || es.count > n:
-		return fmt.Errorf("exemplars: %d slots occupied of %d", es.count, n)
-	case n > 0 && (es.next < 0 || es.next >= n), n == 0 && es.next != 0:
-		return fmt.Errorf("exemplars: next slot %d in a ring of %d", es.next, n)
+	case int64(es.limit) != es.size.Load():
+		return fmt.Errorf("exemplars: limit %d, size says %d", es.limit, es.size.Load())
+	case n > es.limit || cap(es.ring) > es.limit:
+		return fmt.Errorf("exemplars: ring of %d slots (capacity %d) over the limit of %d", n, cap(es.ring), es.limit)
+	case n < es.limit && es.next != n, n == es.limit && n > 0 && (es.next < 0 || es.next >= n), n == 0 && es.next != 0:
+		return fmt.Errorf("exemplars: next slot %d in a ring of %d of at most %d", es.next, n, es.limit)
 	}
 	for i := range n {
-		age := (es.next - 1 - i + n) % n // 0: the newest slot
-		if occupied := es.ring[i].series != nil; occupied != (age < es.count) {
-			return fmt.Errorf("exemplars: slot %d occupied %v, but %d slots before next %d are", i, occupied, es.count, es.next)
+		if es.ring[i].series == nil {
+			return fmt.Errorf("exemplars: slot %d of %d is empty", i, n)
 		}
 	}
 	listed, entries := 0, 0
@@ -378,8 +386,8 @@ func (es *exemplarStorage) checkInvariantsLocked() error {
 					return fmt.Errorf("exemplars: series %s: exemplar at %d follows one at %d", s.lset, t, prev)
 				}
 				prev, last = es.ring[i].e.Ts, i
-				if listed++; listed > es.count {
-					return fmt.Errorf("exemplars: the series' lists hold more than the %d exemplars stored (a cycle?)", es.count)
+				if listed++; listed > n {
+					return fmt.Errorf("exemplars: the series' lists hold more than the %d exemplars stored (a cycle?)", n)
 				}
 			}
 			if last == -1 || last != s.newest {
@@ -387,8 +395,8 @@ func (es *exemplarStorage) checkInvariantsLocked() error {
 			}
 		}
 	}
-	if listed != es.count || entries != es.numSeries {
-		return fmt.Errorf("exemplars: lists hold %d exemplars of %d series; %d stored of %d series", listed, entries, es.count, es.numSeries)
+	if listed != n || entries != es.numSeries {
+		return fmt.Errorf("exemplars: lists hold %d exemplars of %d series; %d stored of %d series", listed, entries, n, es.numSeries)
 	}
 	return nil
 }

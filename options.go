@@ -63,8 +63,9 @@ type Options struct {
 	// Appender.AppendExemplar then returns ErrExemplarsDisabled, and the
 	// exemplars of a WAL (Prometheus's) are skipped at Open. Negative
 	// values are 0. Prometheus's --storage.tsdb.max-exemplars defaults to
-	// 100,000; each exemplar costs some 64 bytes plus its labels, allocated
-	// up front. DB.SetMaxExemplars changes it at run time.
+	// 100,000; each exemplar costs some 64 bytes plus its labels (the ring
+	// grows with use up to this bound). DB.SetMaxExemplars changes it at
+	// run time.
 	MaxExemplars int64
 
 	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.
