@@ -275,7 +275,8 @@ func (iso *isolation) snapshot() *readSnapshot {
 func (iso *isolation) detachedSnapshot() *readSnapshot {
 	iso.mu.Lock()
 	defer iso.mu.Unlock()
-	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, closed: true}
+	// closed: release (which nothing should call) finds nothing to do.
+	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, iso: iso, closed: true}
 	if iso.inflight > 0 {
 		s.inflight = make([]uint64, 0, iso.inflight)
 		for w := iso.writesHead; w != nil; w = w.next {

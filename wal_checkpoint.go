@@ -11,8 +11,9 @@ import (
 //
 // After a head truncation the older WAL segments hold mostly data the head
 // no longer has. A checkpoint (wlog.Checkpoint) rewrites what of them is
-// still needed, the series still in the head and the samples not before
-// the truncation, into checkpoint.N; then the segments up to N and the
+// still needed, the series still in the head and the samples (and
+// exemplars, as Prometheus keeps them) not before the truncation, into
+// checkpoint.N; then the segments up to N and the
 // older checkpoints are removed. Replay reads the last checkpoint, then the
 // segments after it.
 
