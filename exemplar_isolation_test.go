@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -270,4 +272,37 @@ func TestExemplarResizeRacingAppends(t *testing.T) {
 
 func errorIsExemplarsDisabled(err error) bool {
 	return errors.Is(err, ErrExemplarsDisabled)
+}
+
+// TestExemplarLeakedAppender: an exemplar pins its series against
+// truncation until its transaction ends, also when the Appender is
+// dropped without Commit or Rollback (the garbage collector releases it),
+// and its exemplar never appears.
+func TestExemplarLeakedAppender(t *testing.T) {
+	db, reg := openTestDB(t, exemplarOpts(nil, 10))
+	ls := labels.FromStrings("__name__", "m")
+	app := db.Appender(context.Background())
+	_, err := app.Append(0, ls, 10, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Rollback()) // the series exists, without samples
+	func() {
+		app := db.Appender(context.Background())
+		_, err := app.AppendExemplar(0, ls, ex("leaked", 1, 10))
+		require.NoError(t, err)
+		// app is dropped here.
+	}()
+	require.Equal(t, 1.0, gauge(t, reg, "tsdb_head_open_appenders"))
+	db.head.truncate(0, 0)
+	require.Equal(t, int64(1), db.head.NumSeries(), "the exemplar's series is pinned")
+	deadline := time.Now().Add(20 * time.Second)
+	for gauge(t, reg, "tsdb_head_open_appenders") != 0 {
+		if time.Now().After(deadline) {
+			require.FailNow(t, "leaked appender never released")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	db.head.truncate(0, 0)
+	require.Equal(t, int64(0), db.head.NumSeries(), "released: the series was removable")
+	require.Empty(t, allExemplars(t, db))
 }
