@@ -42,6 +42,8 @@
 // and reports other rejections in a storage.AppendPartialError, as
 // Prometheus's head does. Storage is a storage.ExemplarQueryable: its
 // ExemplarQuerier sees the commits completed before it was made.
+// Storage.ApplyConfig applies storage.exemplars.max_exemplars
+// (DB.SetMaxExemplars: the ring is resized, keeping the newest).
 // (ErrExemplarsUnsupported, with which earlier versions rejected
 // exemplars, is gone.)
 //

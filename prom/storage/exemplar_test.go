@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
@@ -62,4 +63,42 @@ func TestAppendExemplarErrors(t *testing.T) {
 	_, err = app.AppendExemplar(ref, ls, good)
 	require.ErrorIs(t, err, storage.ErrExemplarsDisabled)
 	require.NoError(t, app.Commit())
+}
+
+// TestExemplarsFromConfig: Storage.ApplyConfig resizes the exemplar ring
+// from storage.exemplars.max_exemplars, keeping the newest, and leaves it
+// alone without an exemplars section.
+func TestExemplarsFromConfig(t *testing.T) {
+	s := newStorage(t) // exemplars off
+	ls := labels.FromStrings("__name__", "m")
+	cfg := func(n int64) *config.Config {
+		return &config.Config{StorageConfig: config.StorageConfig{ExemplarsConfig: &config.ExemplarsConfig{MaxExemplars: n}}}
+	}
+	require.NoError(t, s.ApplyConfig(cfg(2)))
+	app := s.Appender(context.Background())
+	ref, err := app.Append(0, ls, 10, 1)
+	require.NoError(t, err)
+	for ts := range int64(3) {
+		_, err = app.AppendExemplar(ref, ls, exemplar.Exemplar{Labels: labels.FromStrings("trace_id", "x"), Value: float64(ts), Ts: ts, HasTs: true})
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	count := func() int {
+		q, err := s.ExemplarQuerier(context.Background())
+		require.NoError(t, err)
+		res, err := q.Select(0, 100, []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "__name__", "m")})
+		require.NoError(t, err)
+		if len(res) == 0 {
+			return 0
+		}
+		require.Equal(t, int64(2), res[0].Exemplars[len(res[0].Exemplars)-1].Ts, "the newest is kept")
+		return len(res[0].Exemplars)
+	}
+	require.Equal(t, 2, count())
+	require.NoError(t, s.ApplyConfig(&config.Config{}))
+	require.Equal(t, 2, count(), "no exemplars section: unchanged")
+	require.NoError(t, s.ApplyConfig(cfg(1)))
+	require.Equal(t, 1, count())
+	require.NoError(t, s.ApplyConfig(cfg(0)))
+	require.Equal(t, 0, count())
 }

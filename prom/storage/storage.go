@@ -126,8 +126,14 @@ func (s *Storage) StartTime() (int64, error) {
 // time window (storage.tsdb.out_of_order_time_window, which Prometheus
 // parses into conf.StorageConfig.TSDBConfig.OutOfOrderTimeWindow, in
 // milliseconds) goes to DB.SetOutOfOrderTimeWindow. A nil TSDBConfig turns
-// late samples off, as it does in Prometheus. The rest of the configuration
-// is ignored. Appenders opened afterwards use the new window. It fails
+// late samples off, as it does in Prometheus. The exemplar limit
+// (storage.exemplars.max_exemplars, conf.StorageConfig.ExemplarsConfig)
+// goes to DB.SetMaxExemplars, which resizes the exemplar ring keeping the
+// newest, as Prometheus's head does on a reload; a nil ExemplarsConfig
+// leaves the limit as it is. (Prometheus applies it only with its
+// exemplar-storage feature on; isotsdb has no such switch, so note that
+// Prometheus's default configuration sets 100,000, turning exemplars on.)
+// The rest of the configuration is ignored. Appenders opened afterwards use the new window. It fails
 // (wrapping tsdb.ErrClosed or tsdb.ErrReadOnly) if the DB is closed or
 // read-only. Safe for concurrent use, also with appends and queries.
 //
@@ -143,6 +149,11 @@ func (s *Storage) ApplyConfig(conf *config.Config) error {
 	window = min(max(window, 0), int64(math.MaxInt64/time.Millisecond))
 	if err := s.db.SetOutOfOrderTimeWindow(time.Duration(window) * time.Millisecond); err != nil {
 		return fmt.Errorf("promstorage: apply config: %w", err)
+	}
+	if conf != nil && conf.StorageConfig.ExemplarsConfig != nil {
+		if err := s.db.SetMaxExemplars(conf.StorageConfig.ExemplarsConfig.MaxExemplars); err != nil {
+			return fmt.Errorf("promstorage: apply config: %w", err)
+		}
 	}
 	return nil
 }
