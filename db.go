@@ -130,6 +130,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		isolationDisabled: o.IsolationDisabled,
 		maxFutureSkew:     o.MaxFutureSkew.Milliseconds(),
 		lateWindow:        o.OutOfOrderTimeWindow.Milliseconds(),
+		maxExemplars:      o.MaxExemplars,
 		trackLeaks:        o.TrackLeakedAppenders && !readOnly, // a read-only DB makes no head appenders
 		metricNames:       names,
 	})
@@ -668,6 +669,9 @@ func (a closedAppender) AppendST(SeriesRef, labels.Labels, int64, int64, float64
 	return 0, a.err
 }
 func (a closedAppender) UpdateMetadata(SeriesRef, labels.Labels, Metadata) (SeriesRef, error) {
+	return 0, a.err
+}
+func (a closedAppender) AppendExemplar(SeriesRef, labels.Labels, Exemplar) (SeriesRef, error) {
 	return 0, a.err
 }
 func (a closedAppender) Commit() error   { return a.err }

@@ -21,6 +21,9 @@
 //     series-by-labels map, deletion intervals, truncation.
 //   - isolation.go: write IDs, read snapshots, the low watermark and the
 //     per-series write-ID rings. atomic.go: atomic raise and lower.
+//   - exemplar.go, exemplar_storage.go: exemplars (Appender.AppendExemplar,
+//     DB.ExemplarQuerier, DB.SetMaxExemplars) and the ring that holds the
+//     newest of them.
 //   - invariants.go, invariants_on.go, invariants_off.go: the head's
 //     invariants, checked under the invariants build tag.
 //   - querier.go, querier_labels.go, merge.go: the Querier, its label
@@ -51,6 +54,7 @@
 //   - memSeries.mu: a series' chunks, write-ID ring, pending marks and
 //     metadata;
 //   - head.rangeMu: the range commits record during a truncation;
+//   - exemplarStorage.mu: the head's exemplar ring and its index;
 //   - isolation.mu: write IDs in flight and open read snapshots;
 //   - Block.mu: a block's readers, closing state and tombstones;
 //   - refTable.mu: the series-by-ref table's pages and large refs.

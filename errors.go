@@ -42,6 +42,34 @@ var (
 	ErrUnknownSeries = errors.New("tsdb: unknown series")
 )
 
+// Errors returned by Appender.AppendExemplar for an exemplar that is
+// rejected. A rejected exemplar affects nothing else in the transaction.
+var (
+	// ErrExemplarsDisabled: exemplars are off (Options.MaxExemplars, or
+	// DB.SetMaxExemplars, is 0).
+	ErrExemplarsDisabled = errors.New("tsdb: exemplar storage is disabled (MaxExemplars is 0)")
+	// ErrOutOfOrderExemplar: the exemplar is older than its series' newest
+	// (at the same time: it has a lower value, or an equal value and
+	// labels that hash lower; see exemplar.go).
+	ErrOutOfOrderExemplar = errors.New("tsdb: out of order exemplar")
+	// ErrDuplicateExemplar: the exemplar equals its series' newest
+	// (Exemplar.Equals). Nothing is lost by ignoring it; Prometheus's
+	// scrape loop does.
+	ErrDuplicateExemplar = errors.New("tsdb: duplicate exemplar")
+	// ErrExemplarLabelLength: the exemplar's label names and values
+	// together have more than ExemplarMaxLabelSetLength runes.
+	ErrExemplarLabelLength = errors.New("tsdb: exemplar label set too long")
+	// ErrInvalidExemplar: the exemplar's labels have a duplicate or empty
+	// name or are not valid UTF-8, or its time lies outside
+	// [MinSampleTime, MaxSampleTime] (then the error also wraps
+	// ErrOutOfBounds).
+	ErrInvalidExemplar = errors.New("tsdb: invalid exemplar")
+	// ErrExemplarSeriesNotFound: the head has no series of that ref or
+	// labels. Append a sample of the series first, in the same or an
+	// earlier transaction.
+	ErrExemplarSeriesNotFound = errors.New("tsdb: exemplar for a series not in the head")
+)
+
 // Errors about the state of the database or of an Appender or Querier.
 var (
 	// ErrClosed: the DB (or the Querier) was closed. An Appender created

@@ -56,10 +56,11 @@ type head struct {
 	samplesPerChunk int
 	isolationOn     bool
 
-	iso      *isolation
-	series   *stripeSeries
-	postings *index.MemPostings
-	metrics  *headMetrics
+	iso       *isolation
+	series    *stripeSeries
+	exemplars *exemplarStorage // never nil; an empty ring while exemplars are off
+	postings  *index.MemPostings
+	metrics   *headMetrics
 
 	lastSeriesRef atomic.Uint64
 	numSeries     atomic.Int64
@@ -133,6 +134,7 @@ type headOptions struct {
 	isolationDisabled bool
 	maxFutureSkew     int64 // ms; 0: off
 	lateWindow        int64 // ms; 0: off
+	maxExemplars      int64 // Options.MaxExemplars
 	trackLeaks        bool  // Options.TrackLeakedAppenders
 	metricNames       metricnames.Namer
 }
@@ -154,6 +156,7 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *hea
 	h.minValidTime.Store(math.MinInt64)
 	h.lateWindow.Store(o.lateWindow)
 	h.metrics = newHeadMetrics(h, reg, o.metricNames)
+	h.exemplars = newExemplarStorage(o.maxExemplars, newExemplarMetrics(h, reg, o.metricNames))
 	return h
 }
 

@@ -80,6 +80,16 @@ type Appender interface {
 	// times are stored in Prometheus's encodings for them and returned by
 	// chunks.Iterator.AtST; otherwise the contract is Append's.
 	AppendST(ref SeriesRef, l labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (SeriesRef, error)
+	// AppendExemplar buffers an exemplar of the series ref or, if the head
+	// has no series of that ref, l; the series must be in the head (a
+	// sample of it appended, in this transaction or an earlier one), else
+	// the error wraps ErrExemplarSeriesNotFound. Commit applies it with
+	// the transaction's samples (see exemplar.go). A rejected exemplar
+	// (ErrExemplarsDisabled, ErrOutOfOrderExemplar, ErrDuplicateExemplar,
+	// ErrExemplarLabelLength, ErrInvalidExemplar) affects nothing else in
+	// the transaction. Labels of e with empty values are dropped. It
+	// returns the series' ref.
+	AppendExemplar(ref SeriesRef, l labels.Labels, e Exemplar) (SeriesRef, error)
 	// UpdateMetadata buffers new metadata for the series ref or l (see
 	// metadata.go); Commit applies it with the transaction's samples,
 	// under the same isolation. The series must be in the head already
@@ -89,7 +99,7 @@ type Appender interface {
 	// is applied or logged); of several updates of one series in one
 	// transaction the last counts. It returns the series' ref.
 	UpdateMetadata(ref SeriesRef, l labels.Labels, m Metadata) (SeriesRef, error)
-	// Commit makes all buffered samples and metadata updates visible at
+	// Commit makes all buffered samples, exemplars and metadata updates visible at
 	// once. If the Appender's context is done when Commit starts, it
 	// applies nothing and returns an error wrapping ctx.Err() (see Context
 	// above).
@@ -152,6 +162,11 @@ type appendBatch struct {
 	// their index by series (nil until the first); see head_metadata.go.
 	meta    []pendingMeta
 	metaIdx map[*memSeries]int32
+	// exemplars are the buffered exemplars (exemplar.go), and
+	// lastExemplar the index in it of each series' newest, for the order
+	// check of the next one (nil until the first exemplar).
+	exemplars    []pendingExemplar
+	lastExemplar map[SeriesRef]int
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -444,7 +459,8 @@ func releaseLeakedAppender(l appenderLeak) {
 }
 
 // Commit implements Appender. Samples are applied series by series under
-// a write ID; no read that starts before Commit returns sees any of them.
+// a write ID, then the exemplars (exemplar.go); no read that starts
+// before Commit returns sees any of them.
 // A sample that another commit made out of order or duplicate meanwhile is
 // dropped and counted in tsdb_head_samples_rejected_total; the rest of the
 // transaction is applied.
@@ -454,7 +470,8 @@ func releaseLeakedAppender(l appenderLeak) {
 // Commit either completes before the WAL and the head are closed (nil, and
 // its WAL record is written) or finds them closed and applies and logs
 // nothing (ErrClosed). Under closeMu it takes the WAL's locks, then
-// isolation.mu, each series lock and rangeMu, one at a time; the caller
+// isolation.mu, each series lock, rangeMu and exemplarStorage.mu, one at
+// a time; the caller
 // holds no lock of the DB or the head.
 func (a *headAppender) Commit() error {
 	if a.done {
@@ -477,7 +494,7 @@ func (a *headAppender) Commit() error {
 		return err
 	}
 	b := a.appendBatch
-	if b == nil || len(b.samples) == 0 && len(b.meta) == 0 {
+	if b == nil || len(b.samples) == 0 && len(b.meta) == 0 && len(b.exemplars) == 0 {
 		a.discard()
 		return nil
 	}
@@ -568,6 +585,9 @@ func (a *headAppender) Commit() error {
 	if appended > 0 {
 		h.updateTimeRange(mint, maxt)
 	}
+	if len(b.exemplars) > 0 {
+		h.commitExemplars(b, id)
+	}
 	// The late samples go to the WBL only now: whether a sample is late is
 	// decided under its series' lock while it is applied (a concurrent
 	// commit can make it so). The WAL has the commit already, so the WBL
@@ -623,6 +643,12 @@ func (b *appendBatch) clearPending() {
 		s.mu.Unlock()
 	}
 	b.clearPendingMeta()
+	for i := range b.exemplars {
+		s := b.exemplars[i].s
+		s.mu.Lock()
+		s.pending--
+		s.mu.Unlock()
+	}
 }
 
 // maxPooledSamples bounds the buffers kept for reuse, so that one huge
@@ -646,11 +672,16 @@ func (a *headAppender) release() {
 // unless its buffer is too large to keep. No series may point at b any
 // more.
 func (h *head) releaseBatch(b *appendBatch) {
-	if cap(b.samples) > maxPooledSamples {
+	if cap(b.samples) > maxPooledSamples || cap(b.exemplars) > maxPooledSamples {
 		return
 	}
 	clear(b.samples)
 	b.samples, b.late, b.lateAt = b.samples[:0], b.late[:0], b.lateAt[:0]
 	b.resetMeta()
+	if b.exemplars != nil {
+		clear(b.exemplars)
+		clear(b.lastExemplar)
+		b.exemplars = b.exemplars[:0]
+	}
 	h.sampleBufs.Put(b)
 }

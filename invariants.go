@@ -24,6 +24,7 @@ import (
 // checkInvariants checks the head and returns the first violation found,
 // nil if none:
 //   - the isolation state (isolation.checkInvariants);
+//   - the exemplar storage (exemplarStorage.checkInvariants);
 //   - every series in the ref table is found there by its own ref, and
 //     its write-ID ring is within bounds (writeIDRing.checkInvariants),
 //     empty with isolation off;
@@ -40,6 +41,9 @@ import (
 // not with a truncation: the caller holds cmtx.
 func (h *head) checkInvariants(quiescent bool) error {
 	if err := h.iso.checkInvariants(); err != nil {
+		return err
+	}
+	if err := h.exemplars.checkInvariants(h.iso); err != nil {
 		return err
 	}
 	var err error
@@ -133,6 +137,11 @@ func (h *head) checkSeriesMaps(refs []uint64) error {
 func (h *head) checkCommitInvariants(b *appendBatch) error {
 	if err := h.iso.checkInvariants(); err != nil {
 		return err
+	}
+	if len(b.exemplars) > 0 {
+		if err := h.exemplars.checkInvariants(h.iso); err != nil {
+			return err
+		}
 	}
 	var ids ringIDs
 	var last *memSeries

@@ -54,6 +54,17 @@ import (
 // once all of them are below the low watermark (settledIDs): its samples
 // are then visible to every read, like samples before a ring's window.
 //
+// Exemplars (exemplar.go) keep their commit's write ID, one per exemplar,
+// for as long as the exemplar ring holds them, and a read applies the
+// same visibility rule to each (exemplarVisible): it sees a commit's
+// exemplars together with its samples, or none of them. Since those IDs
+// are never forgotten, an exemplar read does not need the low watermark
+// to wait for it: it takes a detached snapshot (detachedSnapshot), which
+// records the commits completed like any other but is not listed among
+// the open reads, holds nothing back and needs no release. A detached
+// snapshot must never be used to read samples, whose IDs the rings drop
+// below the low watermark.
+//
 // Late samples and blocks. A block holds no write IDs: every read that
 // includes it sees all of it. So a head compaction writes its blocks from
 // a read snapshot taken after it froze the late samples it will drop
@@ -280,6 +291,31 @@ func (iso *isolation) snapshot() *readSnapshot {
 	iso.readsTail = s
 	iso.openReads++
 	return s
+}
+
+// detachedSnapshot returns a snapshot of the commits completed, like
+// snapshot, that is not an open read: it does not hold back the low
+// watermark and is never released. Only data whose write IDs are kept
+// forever (exemplars) may be read through it. Cost: O(commits in flight).
+func (iso *isolation) detachedSnapshot() *readSnapshot {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	// closed: release (which nothing should call) finds nothing to do.
+	s := &readSnapshot{maxWriteID: iso.lastID, lowMark: iso.lastID + 1, iso: iso, closed: true}
+	if iso.inflight > 0 {
+		s.inflight = make([]uint64, 0, iso.inflight)
+		for w := iso.writesHead; w != nil; w = w.next {
+			s.inflight = append(s.inflight, w.id)
+		}
+		s.lowMark = s.inflight[0]
+	}
+	return s
+}
+
+// exemplarVisible reports whether snap (nil: isolation off) sees an
+// exemplar stored with write ID id.
+func exemplarVisible(snap *readSnapshot, id uint64) bool {
+	return snap.visible(id)
 }
 
 // nextReadSeq returns the sequence number the next read snapshot will get:

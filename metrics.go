@@ -101,6 +101,41 @@ func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *he
 	return m
 }
 
+// newExemplarMetrics registers the metrics of the head's exemplar storage
+// (exemplar_storage.go), Prometheus's prometheus_tsdb_exemplar_... ones:
+// the counters it updates, returned, and gauges read from h.exemplars at
+// scrape time.
+func newExemplarMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *exemplarMetrics {
+	f := promauto.With(reg)
+	m := &exemplarMetrics{
+		appended: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_exemplar_exemplars_appended_total",
+			Help: "Exemplars stored (committed or replayed).",
+		})),
+		outOfOrder: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_exemplar_out_of_order_exemplars_total",
+			Help: "Exemplars rejected as older than their series' newest, by AppendExemplar or at Commit.",
+		})),
+	}
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
+		Name: "tsdb_exemplar_exemplars_in_storage",
+		Help: "Exemplars held in the exemplar ring.",
+	}), func() float64 { e, _, _ := h.exemplars.stats(); return float64(e) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
+		Name: "tsdb_exemplar_series_with_exemplars_in_storage",
+		Help: "Series with exemplars in the exemplar ring.",
+	}), func() float64 { _, s, _ := h.exemplars.stats(); return float64(s) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
+		Name: "tsdb_exemplar_last_exemplars_timestamp_seconds",
+		Help: "Time of the oldest exemplar in the exemplar ring (0 if none): how far back the ring reaches.",
+	}), func() float64 { _, _, t := h.exemplars.stats(); return exemplarTimeSeconds(t) })
+	f.NewGaugeFunc(n.Gauge(prometheus.GaugeOpts{
+		Name: "tsdb_exemplar_max_exemplars",
+		Help: "Exemplars the exemplar ring can hold (MaxExemplars).",
+	}), func() float64 { return float64(h.exemplars.size.Load()) })
+	return m
+}
+
 // attempts counts the attempts at an operation and those that failed.
 type attempts struct {
 	total, failed prometheus.Counter

@@ -58,6 +58,16 @@ type Options struct {
 	// is then.
 	OutOfOrderTimeWindow time.Duration
 
+	// MaxExemplars is the number of exemplars the head keeps, the newest
+	// of all series (exemplar.go). 0, the default, turns exemplars off:
+	// Appender.AppendExemplar then returns ErrExemplarsDisabled, and the
+	// exemplars of a WAL (Prometheus's) are skipped at Open. Negative
+	// values are 0. Prometheus's --storage.tsdb.max-exemplars defaults to
+	// 100,000; each exemplar costs some 64 bytes plus its labels (the ring
+	// grows with use up to this bound). DB.SetMaxExemplars changes it at
+	// run time.
+	MaxExemplars int64
+
 	// WALSegmentSize is the size of WAL segment files. Default 128 MiB.
 	WALSegmentSize int
 	// WALCompression compresses WAL records with snappy.
@@ -168,6 +178,7 @@ func (o *Options) withDefaults() Options {
 	}
 	r.MaxFutureSkew = max(r.MaxFutureSkew, 0)
 	r.OutOfOrderTimeWindow = max(r.OutOfOrderTimeWindow, 0)
+	r.MaxExemplars = max(r.MaxExemplars, 0)
 	if r.SamplesPerChunk <= 0 {
 		r.SamplesPerChunk = d.SamplesPerChunk
 	}

@@ -94,6 +94,19 @@ import (
 // before the head's appendable range are taken as late ones only while
 // the window is on, see head_late.go; else they are dropped and counted.)
 
+// What a commit with exemplars writes (exemplar.go). Its exemplars go
+// into one Exemplars record (Prometheus's type 4) after its sample
+// records, all in one commit group, so a commit's exemplars replay with
+// its samples or not at all; a commit of exemplars only writes the one
+// record. Replay stores them with write ID 0 in their series' order, with
+// the checks of a commit (those out of order or duplicate are dropped):
+// so exemplars dropped at Commit because a concurrent commit stored a
+// newer one may come back if the WAL has the two commits in the other
+// order. With exemplars off (Options.MaxExemplars 0) replay skips
+// Exemplars records, counted in tsdb_wal_records_skipped_total, but still
+// counts them against their commit group. Exemplars records that
+// Prometheus wrote replay the same way.
+
 // The WBL. Prometheus logs every sample to its WAL and, in addition, the
 // late ones to a second log, the WBL (wbl/ next to wal/, the same segment
 // format), and on replay it drops late samples from the WAL and takes them
@@ -161,8 +174,9 @@ type walScratch struct {
 	samples []record.RefSample
 	hs      []record.RefHistogramSample
 	fhs     []record.RefFloatHistogramSample
+	exs     []record.RefExemplar
 	recs    [2][]byte
-	hrecs   [6][]byte // encoding buffers of a commit group's records
+	hrecs   [7][]byte // encoding buffers of a commit group's records
 	group   [][]byte  // the records of a commit group, in order
 	meta    []record.RefMetadata
 	mrec    []byte // encoding buffer of the Metadata record
@@ -194,6 +208,14 @@ func (a *headAppender) logCommit() error {
 		}
 	}
 	sc.series = a.metaSeries(sc.series)
+	sc.exs = sc.exs[:0]
+	for i := range a.exemplars {
+		p := &a.exemplars[i]
+		if !p.s.walLogged.Load() {
+			sc.series = append(sc.series, record.RefSeries{Ref: uint64(p.s.ref), Labels: p.s.lset})
+		}
+		sc.exs = append(sc.exs, record.RefExemplar{Ref: uint64(p.s.ref), T: p.e.Ts, V: p.e.Value, Labels: p.e.Labels})
+	}
 	var enc record.Encoder
 	recs := sc.group[:0] // never sc.recs: appending would alias its buffers
 	if len(sc.series) > 0 {
@@ -201,7 +223,7 @@ func (a *headAppender) logCommit() error {
 		recs = append(recs, sc.recs[0])
 	}
 	switch {
-	case len(sc.hs) > 0 || len(sc.fhs) > 0 || len(a.meta) > 0:
+	case len(sc.hs) > 0 || len(sc.fhs) > 0 || len(a.meta) > 0 || len(sc.exs) > 0:
 		recs = sc.groupRecords(recs, a.appendBatch, anyST)
 	case anyST:
 		sc.recs[1] = enc.SamplesV2(sc.samples, sc.recs[1][:0])
@@ -214,6 +236,7 @@ func (a *headAppender) logCommit() error {
 	err := h.wal.Log(recs...)
 	clear(sc.hs) // drop histogram references
 	clear(sc.fhs)
+	clear(sc.exs) // and label references
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrWAL, err)
 	}
@@ -229,14 +252,21 @@ func (a *headAppender) logCommit() error {
 }
 
 // groupRecords appends to recs the scratch's samples, histograms among
-// them, and b's metadata updates as a commit group: a CommitGroup record,
-// then the records of sampleRecords and metadataRecord. The records alias
-// sc.hrecs and sc.mrec, valid until the next call.
+// them, b's metadata updates and the exemplars as a commit group: a
+// CommitGroup record, then the records of sampleRecords and
+// metadataRecord, then an Exemplars record if there are exemplars (after
+// the samples, as Prometheus logs them). The records alias sc.hrecs and
+// sc.mrec, valid until the next call.
 func (sc *walScratch) groupRecords(recs [][]byte, b *appendBatch, st bool) [][]byte {
 	head := len(recs)
 	recs = append(recs, nil) // the CommitGroup record, if needed
 	recs = sc.sampleRecords(recs, st)
 	recs = sc.metadataRecord(recs, b)
+	if len(sc.exs) > 0 {
+		var enc record.Encoder
+		sc.hrecs[6] = enc.Exemplars(sc.exs, sc.hrecs[6][:0])
+		recs = append(recs, sc.hrecs[6])
+	}
 	return sc.closeGroup(recs, head)
 }
 
@@ -548,7 +578,10 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		h.logger.Warn("tsdb: WAL replay skipped metadata of series it has no record of", "series", rp.unknownMeta)
 	}
 	h.addTombstones(rp.tombs)
-	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(),
+	if rp.unknownEx > 0 {
+		h.logger.Warn("tsdb: WAL replay skipped exemplars of series it has no record of", "exemplars", rp.unknownEx)
+	}
+	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(), "exemplars", rp.exemplars,
 		"from_segment", from, "duration", time.Since(start))
 	return nil
 }
@@ -569,12 +602,14 @@ type replayer struct {
 	floats []record.RefSample
 	hists  []record.RefHistogramSample
 	fhists []record.RefFloatHistogramSample
+	exs    []record.RefExemplar
 	// group holds the samples of the commit group being read (see the
 	// top of this file): groupLeft more records belong to it. groupSeg
 	// and groupOff locate the group's CommitGroup record (the offset is
 	// one byte before its end) for a repair that cuts the group off.
 	group     []walSample
 	groupMeta []record.RefMetadata // the group's metadata entries
+	groupEx   []record.RefExemplar // the group's exemplars
 	groupLeft int
 	groupSeg  int
 	groupOff  int64
@@ -599,6 +634,9 @@ type replayer struct {
 	maxRef uint64
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
+	// exemplars counts the exemplars stored, unknownEx those of series no
+	// record defined (the reading goroutine stores exemplars itself).
+	exemplars, unknownEx int
 
 	// collectLate: the workers record in late the samples they take as
 	// late ones (see wblSource.missing); lateMu protects late.
@@ -765,6 +803,20 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				rp.replayMetadata(rp.meta)
 			}
 			clear(rp.meta)
+		case record.Exemplars:
+			if !h.exemplars.enabled() {
+				rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()
+				rp.recordDone()
+				break
+			}
+			var err error
+			if rp.exs, err = rp.dec.Exemplars(rec, rp.exs[:0]); err != nil {
+				return rp.corrupt(r, src, err)
+			}
+			for _, e := range rp.exs {
+				rp.addExemplar(e)
+			}
+			clear(rp.exs)
 			rp.recordDone()
 		case record.CommitGroup:
 			n, err := rp.dec.CommitGroup(rec)
@@ -790,7 +842,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				}
 			}
 		default:
-			// Exemplars, ...: not used by this version. Never
+			// MmapMarkers, ...: not used by this version. Never
 			// mis-read: counted and skipped.
 			rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()
 		}
@@ -805,7 +857,8 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 		// it, and have the log cut before the group, so that nothing
 		// logged from now on is taken for the rest of it.
 		n := rp.groupLeft
-		rp.group, rp.groupLeft = rp.group[:0], 0
+		clear(rp.groupEx)
+		rp.group, rp.groupEx, rp.groupLeft = rp.group[:0], rp.groupEx[:0], 0
 		rp.dropGroupMeta()
 		err = corrupt.At(wlog.SegmentName(src, rp.groupSeg), rp.groupOff,
 			fmt.Errorf("%w: the log ends %d records before the end of a commit group (a torn commit)", errTornCommit, n))
@@ -874,12 +927,45 @@ func (rp *replayer) recordDone() {
 	rp.group = rp.group[:0]
 	rp.replayMetadata(rp.groupMeta)
 	rp.dropGroupMeta()
+	for _, e := range rp.groupEx {
+		rp.storeExemplar(e)
+	}
+	clear(rp.groupEx)
+	rp.groupEx = rp.groupEx[:0]
 }
 
 // dropGroupMeta empties the metadata entries of the commit group.
 func (rp *replayer) dropGroupMeta() {
 	clear(rp.groupMeta)
 	rp.groupMeta = rp.groupMeta[:0]
+}
+
+// addExemplar takes an exemplar of a record: into the open commit group,
+// or into the head's exemplar storage.
+func (rp *replayer) addExemplar(e record.RefExemplar) {
+	if rp.groupLeft > 0 {
+		rp.groupEx = append(rp.groupEx, e)
+		return
+	}
+	rp.storeExemplar(e)
+}
+
+// storeExemplar stores an exemplar in the head's exemplar storage, if its
+// series is known and it is valid and in order.
+func (rp *replayer) storeExemplar(e record.RefExemplar) {
+	rp.maxRef = max(rp.maxRef, e.Ref)
+	ref := e.Ref
+	if d, ok := rp.dups[ref]; ok {
+		ref = d
+	}
+	s := rp.h.series.getByRef(SeriesRef(ref))
+	if s == nil {
+		rp.unknownEx++
+		return
+	}
+	if rp.h.exemplars.addReplayed(s.lset, Exemplar{Labels: e.Labels, Value: e.V, Ts: e.T}) {
+		rp.exemplars++
+	}
 }
 
 // dropGroup drops an open commit group that another kind of record
@@ -889,9 +975,10 @@ func (rp *replayer) dropGroup(src string) {
 	if rp.groupLeft == 0 {
 		return
 	}
-	rp.h.logger.Warn("tsdb: WAL replay dropped an incomplete commit group", "source", src, "segment", rp.groupSeg, "samples", len(rp.group))
+	rp.h.logger.Warn("tsdb: WAL replay dropped an incomplete commit group", "source", src, "segment", rp.groupSeg, "samples", len(rp.group), "metadata", len(rp.groupMeta), "exemplars", len(rp.groupEx))
 	clear(rp.group)
-	rp.group, rp.groupLeft = rp.group[:0], 0
+	clear(rp.groupEx)
+	rp.group, rp.groupEx, rp.groupLeft = rp.group[:0], rp.groupEx[:0], 0
 	rp.dropGroupMeta()
 }
 

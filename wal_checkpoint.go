@@ -11,8 +11,9 @@ import (
 //
 // After a head truncation the older WAL segments hold mostly data the head
 // no longer has. A checkpoint (wlog.Checkpoint) rewrites what of them is
-// still needed, the series still in the head, the samples not before
-// the truncation and the latest metadata of those series, into
+// still needed, the series still in the head, the samples (and
+// exemplars, as Prometheus keeps them) not before the truncation and the
+// latest metadata of those series, into
 // checkpoint.N; then the segments up to N and the
 // older checkpoints are removed. Replay reads the last checkpoint, then the
 // segments after it.

@@ -48,6 +48,10 @@ const (
 	// RankHeadRange is head.rangeMu: the range commits record while a
 	// truncation recomputes the head's time range.
 	RankHeadRange
+	// RankExemplars is exemplarStorage.mu: the head's exemplar ring and
+	// its index by series. A Commit takes it holding head.closeMu (read
+	// side) and no other head lock; DB.SetMaxExemplars holding DB.mu.
+	RankExemplars
 	// RankIsolation is isolation.mu: write IDs in flight and open read
 	// snapshots.
 	RankIsolation
@@ -74,6 +78,7 @@ var rankNames = [numRanks]string{
 	RankPostings:       "MemPostings.mu",
 	RankSeries:         "memSeries.mu",
 	RankHeadRange:      "head.rangeMu",
+	RankExemplars:      "exemplarStorage.mu",
 	RankIsolation:      "isolation.mu",
 	RankBlock:          "Block.mu",
 	RankRefTable:       "refTable.mu",
@@ -118,6 +123,7 @@ type (
 	Postings       struct{}
 	Series         struct{}
 	HeadRange      struct{}
+	Exemplars      struct{}
 	Isolation      struct{}
 	Block          struct{}
 	RefTable       struct{}
@@ -135,6 +141,7 @@ func (Stripe) Rank() Rank         { return RankStripe }
 func (Postings) Rank() Rank       { return RankPostings }
 func (Series) Rank() Rank         { return RankSeries }
 func (HeadRange) Rank() Rank      { return RankHeadRange }
+func (Exemplars) Rank() Rank      { return RankExemplars }
 func (Isolation) Rank() Rank      { return RankIsolation }
 func (Block) Rank() Rank          { return RankBlock }
 func (RefTable) Rank() Rank       { return RankRefTable }

@@ -73,6 +73,13 @@ var samePrometheus = map[string]promMetric{
 	"tsdb_head_samples_appended_total": {name: "prometheus_tsdb_head_samples_appended_total", labels: prometheus.Labels{"type": "float"}},
 	"tsdb_isolation_low_watermark":     {name: "prometheus_tsdb_isolation_low_watermark"},
 	"tsdb_isolation_high_watermark":    {name: "prometheus_tsdb_isolation_high_watermark"},
+	// Exemplars.
+	"tsdb_exemplar_exemplars_appended_total":         {name: "prometheus_tsdb_exemplar_exemplars_appended_total"},
+	"tsdb_exemplar_exemplars_in_storage":             {name: "prometheus_tsdb_exemplar_exemplars_in_storage"},
+	"tsdb_exemplar_series_with_exemplars_in_storage": {name: "prometheus_tsdb_exemplar_series_with_exemplars_in_storage"},
+	"tsdb_exemplar_last_exemplars_timestamp_seconds": {name: "prometheus_tsdb_exemplar_last_exemplars_timestamp_seconds"},
+	"tsdb_exemplar_max_exemplars":                    {name: "prometheus_tsdb_exemplar_max_exemplars"},
+	"tsdb_exemplar_out_of_order_exemplars_total":     {name: "prometheus_tsdb_exemplar_out_of_order_exemplars_total"},
 	// Head truncation and WAL checkpoints.
 	"tsdb_head_truncations_total":            {name: "prometheus_tsdb_head_truncations_total"},
 	"tsdb_head_truncations_failed_total":     {name: "prometheus_tsdb_head_truncations_failed_total"},

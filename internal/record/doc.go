@@ -1,6 +1,6 @@
 // Package record encodes and decodes the records that isotsdb's head writes
 // into its write-ahead log: series definitions, float and histogram samples,
-// series metadata and tombstones.
+// series metadata, tombstones and exemplars.
 //
 // The byte layout is Prometheus's WAL record format (tsdb/docs/format/wal.md
 // in prometheus/prometheus, as its code actually writes it), so a WAL written
@@ -13,6 +13,10 @@
 //	                base_ref be64 | base_t be64 | repeated { ref-base_ref varint | t-base_t varint | value bits be64 }
 //	                (the first sample is repeated in the loop as deltas 0, 0).
 //	Tombstones (3): repeated { ref be64 | mint varint | maxt varint }, one entry per interval.
+//	Exemplars (4):  nothing more when empty, else
+//	                base_ref be64 | base_t be64 | repeated { ref-base_ref varint | t-base_t varint |
+//	                value bits be64 | nlabels uvarint | nlabels × (name, value) }
+//	                (labels as in Series records, but in any order).
 //	MmapMarkers (5): repeated { ref be64 | head chunk ref be64 } (Prometheus's WBL only).
 //	Metadata (6):   repeated { ref uvarint | type byte | nfields uvarint | nfields × (name, value) }
 //	                where each string is a uvarint length followed by its bytes; the
@@ -38,7 +42,7 @@
 // both kinds of schema. Only the V2 types store start timestamps
 // (RefSample.ST and the histogram samples' ST); Encoder.Samples drops them.
 // The other types Prometheus
-// defines (exemplars, ...) are named so callers can recognise and
+// defines (...) are named so callers can recognise and
 // skip them; this package does not decode them.
 //
 // isotsdb adds two record types of its own, far above Prometheus's, which

@@ -109,7 +109,7 @@ func FuzzTombstonesRoundTrip(f *testing.F) {
 // whatever decodes must re-encode to something that decodes the same (the
 // input itself may use non-minimal varints, so bytes are not compared).
 func FuzzDecode(f *testing.F) {
-	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, goldenMetadata, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, {201, 2}, {201, 0}, {5}, {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {5, 1}, nil} {
+	for _, seed := range [][]byte{goldenSeries, goldenSamples, goldenSamplesV2, goldenTombstones, goldenMetadata, goldenExemplars, {4}, {1}, {2}, {3}, {11}, {200, 3}, {200, 0}, {200, 0xff, 0xff, 0xff, 0xff, 0x0f}, {201, 2}, {201, 0}, {5}, {5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2}, {5, 1}, nil} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
@@ -131,6 +131,11 @@ func FuzzDecode(f *testing.F) {
 			for i := range s {
 				require.False(t, again[i].Ref != s[i].Ref || again[i].T != s[i].T || math.Float64bits(again[i].V) != math.Float64bits(s[i].V), "sample %d changed on re-encoding", i)
 			}
+		}
+		if e, err := dec.Exemplars(rec, nil); err == nil {
+			again, err := dec.Exemplars(enc.Exemplars(e, nil), nil)
+			require.NoError(t, err, "exemplars re-decode")
+			requireExemplarsEqual(t, e, again)
 		}
 		if n, err := dec.CommitGroup(rec); err == nil {
 			again, err := dec.CommitGroup(enc.CommitGroup(n, nil))

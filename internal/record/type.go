@@ -4,7 +4,7 @@ package record
 // The values are Prometheus's; never renumber them.
 type Type uint8
 
-// Record types. Series, Samples, SamplesV2, Tombstones, MmapMarkers,
+// Record types. Series, Samples, SamplesV2, Tombstones, Exemplars, MmapMarkers,
 // Metadata, the histogram sample types (7 to 10, 12 and 13) and isotsdb's CommitGroup and
 // WBLCopy are decoded by this package; the others
 // are listed so that callers can recognise records written by Prometheus and
@@ -19,7 +19,8 @@ const (
 	Samples Type = 2
 	// Tombstones records hold deletion intervals of series.
 	Tombstones Type = 3
-	// Exemplars records (Prometheus) hold exemplars; skipped here.
+	// Exemplars records hold exemplars of already defined series.
+	// Encoder.Exemplars writes them and Decoder.Exemplars reads them.
 	Exemplars Type = 4
 	// MmapMarkers records (Prometheus's out-of-order WBL) say that a
 	// series' out-of-order samples logged so far were written to a head

@@ -36,11 +36,13 @@ type CheckpointStats struct {
 	DroppedSamples    int
 	DroppedTombstones int // intervals, not records
 	DroppedMetadata   int // metadata entries of dropped series, or replaced by a later entry
-	DroppedRecords    int // records of types other than series, samples, tombstones and metadata
+	DroppedExemplars  int // exemplars of dropped series, or before the checkpoint's mint
+	DroppedRecords    int // records of types other than series, samples, tombstones, metadata and exemplars
 	TotalSeries       int // series read, dropped ones included
 	TotalSamples      int // samples read, dropped ones included
 	TotalTombstones   int // tombstone intervals read, dropped ones included
 	TotalMetadata     int // metadata entries read, dropped ones included
+	TotalExemplars    int // exemplars read, dropped ones included
 }
 
 // checkpointName returns the directory name of checkpoint i.
@@ -147,6 +149,8 @@ func isTempCheckpoint(e fs.DirEntry) bool {
 //   - samples of kept series with T >= mint;
 //   - tombstone intervals of kept series that end at or after mint (those
 //     ending before mint only cover samples the checkpoint no longer has);
+//   - exemplars of kept series with T >= mint (as Prometheus keeps them:
+//     the head's exemplar storage outlives the samples' truncation);
 //   - the last metadata entry of each kept series, written after
 //     everything else, in Metadata records ordered by ref.
 //
@@ -282,6 +286,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 		series  []record.RefSeries
 		samples []record.RefSample
 		stones  []record.Stone
+		exs     []record.RefExemplar
 		hists   []record.RefHistogramSample
 		fhists  []record.RefFloatHistogramSample
 		meta    []record.RefMetadata
@@ -395,6 +400,19 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 					lastMeta[m.Ref] = m
 				}
 			}
+		case record.Exemplars:
+			exs, err = dec.Exemplars(rec, exs[:0])
+			if err != nil {
+				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
+			}
+			n := len(exs)
+			kept := slices.DeleteFunc(exs, func(e record.RefExemplar) bool { return before(e.Ref, e.T) })
+			stats.TotalExemplars += n
+			stats.DroppedExemplars += n - len(kept)
+			if len(kept) > 0 {
+				buf = enc.Exemplars(kept, buf)
+			}
+			clear(exs[:n]) // drop label references
 		default:
 			stats.DroppedRecords++
 		}

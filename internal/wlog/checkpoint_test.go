@@ -70,7 +70,7 @@ func writeTestWAL(t *testing.T, w *WL, fromSeg, toSeg int) {
 			}
 		}
 		stones := []record.Stone{{Ref: uint64(seg), Intervals: tombstones.Intervals{{Mint: int64(seg * 100), Maxt: int64(seg*100 + 5)}}}}
-		require.NoError(t, w.Log(enc.Series(series, nil), enc.Samples(samples, nil), enc.Tombstones(stones, nil), []byte{byte(record.Exemplars), 1, 2, 3}))
+		require.NoError(t, w.Log(enc.Series(series, nil), enc.Samples(samples, nil), enc.Tombstones(stones, nil), []byte{byte(record.Metadata), 1, 2, 3}))
 		_, err := w.NextSegment()
 		require.NoError(t, err)
 	}
@@ -273,4 +273,48 @@ func TestCheckpointKeepsNaN(t *testing.T) {
 	c := decodeAll(t, fsys, name)
 	require.Len(t, c.samples, 1)
 	require.Equal(t, uint64(0x7ff0000000000002), math.Float64bits(c.samples[0].V))
+}
+
+// TestCheckpointExemplars: a checkpoint keeps the exemplars of kept series
+// from mint on, with their labels and exact values, and counts the rest
+// as dropped.
+func TestCheckpointExemplars(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	w := openTest(t, fsys, Options{})
+	var enc record.Encoder
+	stale := math.Float64frombits(0x7ff0000000000002)
+	series := []record.RefSeries{{Ref: 1, Labels: labels.FromStrings("a", "1")}, {Ref: 2, Labels: labels.FromStrings("a", "2")}}
+	exs := []record.RefExemplar{
+		{Ref: 1, T: 5, V: 1, Labels: labels.FromStrings("trace_id", "old")},
+		{Ref: 1, T: 10, V: stale, Labels: labels.FromStrings("trace_id", "kept")},
+		{Ref: 2, T: 20, V: 3, Labels: labels.FromStrings("trace_id", "dropped series")},
+		{Ref: 1, T: 30, V: 4},
+	}
+	require.NoError(t, w.Log(enc.Series(series, nil), enc.Exemplars(exs, nil), enc.Exemplars(exs[:1], nil)))
+	_, err := w.NextSegment()
+	require.NoError(t, err)
+	stats, err := Checkpoint(nil, fsys, w, 0, 0, func(ref uint64) bool { return ref == 1 }, 10)
+	require.NoError(t, err)
+	require.Equal(t, 5, stats.TotalExemplars)
+	require.Equal(t, 3, stats.DroppedExemplars)
+	require.Zero(t, stats.DroppedRecords)
+	name, _, err := LastCheckpoint(fsys, testDir)
+	require.NoError(t, err)
+	recs, err := readAll(t, fsys, name)
+	require.NoError(t, err)
+	var got []record.RefExemplar
+	var dec record.Decoder
+	for _, rec := range recs {
+		if record.RecordType(rec) == record.Exemplars {
+			got, err = dec.Exemplars(rec, got)
+			require.NoError(t, err)
+		}
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, uint64(1), got[0].Ref)
+	require.Equal(t, int64(10), got[0].T)
+	require.Equal(t, uint64(0x7ff0000000000002), math.Float64bits(got[0].V))
+	require.Equal(t, `{trace_id="kept"}`, got[0].Labels.String())
+	require.Equal(t, int64(30), got[1].T)
+	require.True(t, got[1].Labels.IsEmpty())
 }

@@ -64,6 +64,17 @@ func (b *base) appendST(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v
 	return storage.SeriesRef(r), nil
 }
 
+// appendExemplar buffers one exemplar of the series ref or ls, converted.
+func (b *base) appendExemplar(ref storage.SeriesRef, ls plabels.Labels, e exemplar.Exemplar) (storage.SeriesRef, error) {
+	series := toOurLabels(&b.lb, ls)
+	ours := tsdb.Exemplar{Labels: toOurLabels(&b.lb, e.Labels), Value: e.Value, Ts: e.Ts, HasTs: e.HasTs}
+	r, err := b.app.AppendExemplar(tsdb.SeriesRef(ref), series, ours)
+	if err != nil {
+		return 0, mapAppendError(err)
+	}
+	return storage.SeriesRef(r), nil
+}
+
 // Commit implements storage.AppenderTransaction: every sample appended
 // becomes visible at once.
 func (b *base) Commit() error { return b.app.Commit() }
@@ -89,10 +100,13 @@ func (a *appender) SetOptions(opts *storage.AppendOptions) {
 	a.setRejectLate(opts != nil && opts.DiscardOutOfOrder)
 }
 
-// AppendExemplar implements storage.ExemplarAppender: it always fails with
-// ErrExemplarsUnsupported.
-func (a *appender) AppendExemplar(_ storage.SeriesRef, ls plabels.Labels, _ exemplar.Exemplar) (storage.SeriesRef, error) {
-	return 0, unsupported(ErrExemplarsUnsupported, storage.ErrExemplarsDisabled, ls.String())
+// AppendExemplar implements storage.ExemplarAppender: the exemplar is
+// buffered in the transaction (tsdb.Appender.AppendExemplar). Errors match
+// isotsdb's and Prometheus's sentinels where both exist (out of order,
+// duplicate, label set too long, exemplars disabled), so that Prometheus's
+// scrape loop counts and ignores them as it does its own TSDB's.
+func (a *appender) AppendExemplar(ref storage.SeriesRef, ls plabels.Labels, e exemplar.Exemplar) (storage.SeriesRef, error) {
+	return a.appendExemplar(ref, ls, e)
 }
 
 // AppendHistogram implements storage.HistogramAppender: exactly one of h
@@ -160,9 +174,11 @@ var _ storage.AppenderV2 = (*appenderV2)(nil)
 // sample (as by Appender.UpdateMetadata, so unchanged metadata is not
 // logged again); metadata isotsdb rejects (a unit or help text that is
 // not valid UTF-8) is dropped, since the contract requires the sample to
-// be stored regardless. If opts.Exemplars is not empty
-// the sample is stored and the exemplars are reported in a
-// *storage.AppendPartialError, each wrapping ErrExemplarsUnsupported.
+// be stored regardless. opts.Exemplars are buffered with the sample, as by
+// Appender.AppendExemplar; as in Prometheus's head, duplicates and
+// exemplars while exemplars are off are dropped silently, and the others
+// that are rejected are reported in a *storage.AppendPartialError (the
+// sample is stored regardless).
 // opts.RejectOutOfOrder rejects the sample if it is late, as with the
 // out-of-order window off (tsdb.AppendOptions.RejectLate).
 func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AppendV2Options) (storage.SeriesRef, error) {
@@ -174,12 +190,16 @@ func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int6
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err
 	}
-	pe := &storage.AppendPartialError{ExemplarErrors: make([]storage.ExemplarError, len(opts.Exemplars))}
-	for i := range opts.Exemplars {
-		pe.ExemplarErrors[i] = storage.ExemplarError{
-			Index: i,
-			Err:   unsupported(ErrExemplarsUnsupported, storage.ErrExemplarsDisabled, fmt.Sprintf("%s, exemplar %d", ls, i)),
+	var errs []storage.ExemplarError
+	for i, e := range opts.Exemplars {
+		_, err := a.appendExemplar(r, ls, e)
+		if err == nil || errors.Is(err, tsdb.ErrDuplicateExemplar) || errors.Is(err, tsdb.ErrExemplarsDisabled) {
+			continue
 		}
+		errs = append(errs, storage.ExemplarError{Index: i, Err: err})
 	}
-	return r, pe
+	if len(errs) > 0 {
+		return r, &storage.AppendPartialError{ExemplarErrors: errs}
+	}
+	return r, nil
 }

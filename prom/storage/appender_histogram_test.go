@@ -345,20 +345,33 @@ func normalizeHints(ss seriesSamples) seriesSamples {
 }
 
 // TestAppendV2HistogramExemplars checks that AppenderV2 stores a histogram
-// sample whose exemplars it cannot store, and reports them as it does for
-// floats.
+// sample with its exemplars, and reports an exemplar it rejects in a
+// partial error while storing the sample.
 func TestAppendV2HistogramExemplars(t *testing.T) {
-	s := newStorage(t)
+	s := newExemplarStorage(t, 10)
 	ls := labels.FromStrings("__name__", "h")
 	app := s.AppenderV2(context.Background())
-	opts := storage.AOptions{Exemplars: []exemplar.Exemplar{{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 1, HasTs: true}}}
+	opts := storage.AOptions{Exemplars: []exemplar.Exemplar{
+		{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 1, HasTs: true},
+		{Labels: labels.FromStrings("trace_id", "x"), Value: 1, Ts: 1, HasTs: true}, // duplicate: dropped silently
+		{Labels: labels.FromStrings("trace_id", "y"), Value: 1, Ts: 0, HasTs: true}, // out of order
+	}}
 	ref, err := app.Append(0, ls, 0, 1, 0, tsdbutil.GenerateTestHistogram(1), nil, opts)
 	require.NotZero(t, ref, "the sample is appended")
 	var pe *storage.AppendPartialError
 	require.ErrorAs(t, err, &pe)
 	require.Len(t, pe.ExemplarErrors, 1)
-	require.ErrorIs(t, pe.ExemplarErrors[0], promstorage.ErrExemplarsUnsupported)
+	require.Equal(t, 2, pe.ExemplarErrors[0].Index)
+	require.ErrorIs(t, pe.ExemplarErrors[0], storage.ErrOutOfOrderExemplar)
+	require.ErrorIs(t, pe.ExemplarErrors[0], tsdb.ErrOutOfOrderExemplar)
 	require.NoError(t, app.Commit())
+	eq, err := s.ExemplarQuerier(context.Background())
+	require.NoError(t, err)
+	res, err := eq.Select(0, 10, []*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, "__name__", "h")})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.Len(t, res[0].Exemplars, 1)
+	require.Equal(t, "x", res[0].Exemplars[0].Labels.Get("trace_id"))
 	q, err := s.Querier(math.MinInt64, math.MaxInt64)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, q.Close()) }()

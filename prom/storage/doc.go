@@ -29,11 +29,23 @@
 // AppenderV2 stores each sample's start timestamp with it
 // (tsdb.Appender.AppendST), and the queriers' iterators return it from
 // AtST. storage.SeriesRef and isotsdb's SeriesRef are the same number.
-// What isotsdb does not store:
 //
-//   - exemplars are rejected with ErrExemplarsUnsupported (also matching
-//     storage.ErrExemplarsDisabled); AppenderV2 stores the sample and reports
-//     the exemplars in a storage.AppendPartialError, as its contract asks.
+// Exemplars are stored when the DB keeps them (tsdb.Options.MaxExemplars,
+// DB.SetMaxExemplars; off by default, while Prometheus's flag defaults to
+// 100,000): Appender.AppendExemplar and AppenderV2's opts.Exemplars
+// buffer them in the transaction, and Commit stores them with its
+// samples, isolated like them. The errors match Prometheus's
+// (storage.ErrOutOfOrderExemplar, ErrDuplicateExemplar,
+// ErrExemplarLabelLength, ErrExemplarsDisabled) as well as isotsdb's, so
+// Prometheus's scrape loop treats them as it treats its own TSDB's;
+// AppenderV2 drops duplicates and exemplars while they are off silently
+// and reports other rejections in a storage.AppendPartialError, as
+// Prometheus's head does. Storage is a storage.ExemplarQueryable: its
+// ExemplarQuerier sees the commits completed before it was made.
+// Storage.ApplyConfig applies storage.exemplars.max_exemplars
+// (DB.SetMaxExemplars: the ring is resized, keeping the newest).
+// (ErrExemplarsUnsupported, with which earlier versions rejected
+// exemplars, is gone.)
 //
 // Metadata is stored: Appender.UpdateMetadata and AppenderV2's
 // opts.Metadata set the series' metadata in the transaction

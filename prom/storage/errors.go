@@ -2,7 +2,6 @@ package promstorage
 
 import (
 	"errors"
-	"fmt"
 
 	phistogram "github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/storage"
@@ -14,9 +13,6 @@ import (
 // Errors for what isotsdb cannot store. Each is returned wrapped, with the
 // series it concerns; the transaction that got it is otherwise unaffected.
 var (
-	// ErrExemplarsUnsupported: an exemplar was appended. Errors wrapping it
-	// also match storage.ErrExemplarsDisabled.
-	ErrExemplarsUnsupported = errors.New("promstorage: exemplars are not supported")
 	// ErrMetadataUnsupported is no longer returned: Appender.UpdateMetadata
 	// stores metadata since isotsdb has it (tsdb.Metadata).
 	//
@@ -44,6 +40,11 @@ func (e *dualError) Unwrap() []error { return []error{e.err, e.prom} }
 // the invalid histogram's error also wraps tsdb.ErrInvalidSample and
 // histogram.ErrInvalid, which have no Prometheus counterpart.
 var appendErrorPairs = [...]struct{ ours, prom error }{
+	{tsdb.ErrOutOfOrderExemplar, storage.ErrOutOfOrderExemplar},
+	{tsdb.ErrDuplicateExemplar, storage.ErrDuplicateExemplar},
+	{tsdb.ErrExemplarLabelLength, storage.ErrExemplarLabelLength},
+	{tsdb.ErrExemplarsDisabled, storage.ErrExemplarsDisabled},
+
 	{tsdb.ErrOutOfOrderSample, storage.ErrOutOfOrderSample},
 	{tsdb.ErrTooOldSample, storage.ErrTooOldSample},
 	{tsdb.ErrDuplicateSampleForTimestamp, storage.ErrDuplicateSampleForTimestamp},
@@ -81,15 +82,4 @@ func mapAppendError(err error) error {
 		}
 	}
 	return err
-}
-
-// unsupported returns the error for an unsupported kind of data appended to
-// the series described by what; prom, if not nil, is the Prometheus error
-// the result also matches.
-func unsupported(sentinel, prom error, what string) error {
-	err := fmt.Errorf("%w (series %s)", sentinel, what)
-	if prom == nil {
-		return err
-	}
-	return &dualError{err: err, prom: prom}
 }

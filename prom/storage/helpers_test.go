@@ -39,6 +39,18 @@ func newStorage(tb testing.TB) *promstorage.Storage {
 	return s
 }
 
+// newExemplarStorage is newStorage with room for n exemplars.
+func newExemplarStorage(tb testing.TB, n int64) *promstorage.Storage {
+	tb.Helper()
+	o := testOptions()
+	o.MaxExemplars = n
+	db, err := tsdb.Open(tb.TempDir(), nil, nil, o)
+	require.NoError(tb, err)
+	s := promstorage.New(db)
+	tb.Cleanup(func() { require.NoError(tb, s.Close()) })
+	return s
+}
+
 // sample is a float sample as the tests write and read them.
 type sample struct {
 	t int64
