@@ -45,9 +45,12 @@ type HeadSeriesInfo struct {
 	// series ended then (its writer has already marked it).
 	Stale bool
 
-	// Metadata goes here once the head keeps it (issue 16): the series'
-	// metadata as of the same snapshot, so that a scrape loop can
-	// restore its metadata cache from the same listing.
+	// Metadata is the series' metadata (Appender.UpdateMetadata) as the
+	// same snapshot sees it, so that a scrape loop can restore its
+	// metadata cache from the listing; HasMetadata reports whether the
+	// series has any.
+	Metadata    Metadata
+	HasMetadata bool
 }
 
 // HeadSeries calls fn for each series of the head that has a sample the
@@ -168,6 +171,9 @@ func (s *memSeries) newest(snap *readSnapshot, deleted tombstones.Intervals) (in
 		return HeadSeriesInfo{}, false, false // no appender to ask
 	}
 	info.Stale = value.IsStaleNaN(info.V)
+	if x := s.x; x != nil {
+		info.Metadata, info.HasMetadata = visibleMetadata(snap, x.meta)
+	}
 	return info, true, true
 }
 
@@ -198,5 +204,10 @@ func (s *memSeries) newestRead(snap *readSnapshot, deleted tombstones.Intervals,
 		return info, false, fmt.Errorf("series %s: %w", s.lset, err)
 	}
 	info.Ref, info.Labels, info.Stale = s.ref, s.lset, value.IsStaleNaN(info.V)
+	s.mu.Lock()
+	if x := s.x; x != nil {
+		info.Metadata, info.HasMetadata = visibleMetadata(snap, x.meta)
+	}
+	s.mu.Unlock()
 	return info, ok, nil
 }

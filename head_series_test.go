@@ -390,3 +390,63 @@ func BenchmarkHeadSeries(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/series")
 }
+
+// TestHeadSeriesMetadata: the listing gives each series' metadata as its
+// snapshot sees it: a commit made while the listing runs changes neither
+// the newest sample nor the metadata listed for a series listed after it;
+// series read the slow way (newest sample deleted) have their metadata
+// too; and it is there after a restart.
+func TestHeadSeriesMetadata(t *testing.T) {
+	o := DefaultOptions()
+	o.FS = vfs.NewMemFS()
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	a, b, c := labels.FromStrings("__name__", "a"), labels.FromStrings("__name__", "b"), labels.FromStrings("__name__", "c")
+	ma := Metadata{Type: MetricTypeCounter, Unit: "seconds", Help: "A."}
+	mb := Metadata{Type: MetricTypeGauge, Help: "B."}
+	appendWithMeta(t, db, a, 1000, ma)
+	appendWithMeta(t, db, b, 1000, mb)
+	commitAt(t, db, 1000, 1, c) // no metadata
+	commitAt(t, db, 2000, 2, a)
+
+	mb2 := Metadata{Type: MetricTypeGauge, Help: "B, changed."}
+	got := map[string]HeadSeriesInfo{}
+	require.NoError(t, db.HeadSeries(context.Background(), func(info HeadSeriesInfo) bool {
+		if labels.Equal(info.Labels, a) {
+			// b is listed after a, from the snapshot taken before this.
+			app := db.Appender(context.Background())
+			ref, err := app.Append(0, b, 3000, 3)
+			require.NoError(t, err)
+			_, err = app.UpdateMetadata(ref, b, mb2)
+			require.NoError(t, err)
+			require.NoError(t, app.Commit())
+		}
+		got[info.Labels.String()] = info
+		return true
+	}))
+	require.Len(t, got, 3)
+	require.Equal(t, HeadSeriesInfo{Ref: got[a.String()].Ref, Labels: a, T: 2000, V: 2, Metadata: ma, HasMetadata: true}, got[a.String()])
+	require.Equal(t, int64(1000), got[b.String()].T, "the commit made during the listing is not seen")
+	require.Equal(t, mb, got[b.String()].Metadata, "nor its metadata")
+	require.False(t, got[c.String()].HasMetadata)
+
+	got = listHead(t, db)
+	require.Equal(t, mb2, got[b.String()].Metadata)
+	require.Equal(t, int64(3000), got[b.String()].T)
+
+	// a's newest sample deleted: read sample by sample, metadata still there.
+	require.NoError(t, db.Delete(context.Background(), 1500, 2500, labels.MustNewMatcher(labels.MatchEqual, "__name__", "a")))
+	got = listHead(t, db)
+	require.Equal(t, int64(1000), got[a.String()].T)
+	require.True(t, got[a.String()].HasMetadata)
+	require.Equal(t, ma, got[a.String()].Metadata)
+
+	require.NoError(t, db.Close())
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	got = listHead(t, db)
+	require.Equal(t, ma, got[a.String()].Metadata, "after replay")
+	require.Equal(t, mb2, got[b.String()].Metadata, "after replay")
+	require.False(t, got[c.String()].HasMetadata)
+}

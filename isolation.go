@@ -85,7 +85,8 @@ import (
 // (newestVisible): in-order samples are appended in time order, so the
 // newest in-order sample has the ring's last ID. Otherwise (and when
 // the newest sample is a late one, which takes no ring slot) the series
-// is read through a capture, as a Querier reads it.
+// is read through a capture, as a Querier reads it. The series' metadata
+// is listed as the same snapshot sees it (visibleMetadata, below).
 //
 // Metadata (head_metadata.go). A commit sets a series' metadata under its
 // write ID, as it appends samples. The series keeps its versions in the

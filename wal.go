@@ -803,6 +803,7 @@ func (rp *replayer) replay(r *wlog.Reader, src string) error {
 				rp.replayMetadata(rp.meta)
 			}
 			clear(rp.meta)
+			rp.recordDone()
 		case record.Exemplars:
 			if !h.exemplars.enabled() {
 				rp.m.recordsSkipped.WithLabelValues(typ.String()).Inc()

@@ -70,7 +70,7 @@ func writeTestWAL(t *testing.T, w *WL, fromSeg, toSeg int) {
 			}
 		}
 		stones := []record.Stone{{Ref: uint64(seg), Intervals: tombstones.Intervals{{Mint: int64(seg * 100), Maxt: int64(seg*100 + 5)}}}}
-		require.NoError(t, w.Log(enc.Series(series, nil), enc.Samples(samples, nil), enc.Tombstones(stones, nil), []byte{byte(record.Metadata), 1, 2, 3}))
+		require.NoError(t, w.Log(enc.Series(series, nil), enc.Samples(samples, nil), enc.Tombstones(stones, nil), []byte{byte(record.MmapMarkers), 1, 2, 3}))
 		_, err := w.NextSegment()
 		require.NoError(t, err)
 	}
