@@ -117,3 +117,47 @@ func TestCommitGroupAllKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitLogsNewSeriesOnce: a commit with several samples, metadata
+// and an exemplar of each of two new series logs each series once.
+func TestCommitLogsNewSeriesOnce(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, exemplarOpts(fsys, 10))
+	require.NoError(t, err)
+	a, b := labels.FromStrings("__name__", "a"), labels.FromStrings("__name__", "b")
+	app := db.Appender(context.Background())
+	for ts := int64(1); ts <= 3; ts++ {
+		for _, ls := range []labels.Labels{a, b} {
+			_, err := app.Append(0, ls, ts, float64(ts))
+			require.NoError(t, err)
+		}
+	}
+	for _, ls := range []labels.Labels{b, a} {
+		_, err = app.UpdateMetadata(0, ls, Metadata{Type: MetricTypeGauge})
+		require.NoError(t, err)
+		_, err = app.AppendExemplar(0, ls, ex("t", 1, 3))
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	require.NoError(t, db.Close())
+
+	var refs []uint64
+	var dec record.Decoder
+	for _, s := range walSegments(t, fsys) {
+		data, err := fsys.ReadFile(s)
+		require.NoError(t, err)
+		r := wlog.NewReader(bytes.NewReader(data))
+		for r.Next() {
+			if record.RecordType(r.Record()) == record.Series {
+				series, err := dec.Series(r.Record(), nil)
+				require.NoError(t, err)
+				for _, s := range series {
+					refs = append(refs, s.Ref)
+				}
+			}
+		}
+		require.NoError(t, r.Err())
+	}
+	require.Len(t, refs, 2, "each new series logged once: %v", refs)
+	require.NotEqual(t, refs[0], refs[1])
+}

@@ -48,6 +48,7 @@
 //   - querier.setsMu: the head series sets a Querier handed out;
 //   - headSeriesSet.mu: a head series set's cursor and captured series;
 //   - head.closeMu: commits (read side) against close (write side);
+//   - wblLog.mu: writing, cutting and truncating the WBL;
 //   - head.tombsMu: replacing the head's deletion intervals;
 //   - seriesStripe.mu: a stripe of the series-by-labels map;
 //   - index.MemPostings.mu: the head's postings;

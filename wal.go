@@ -216,6 +216,12 @@ func (a *headAppender) logCommit() error {
 		}
 		sc.exs = append(sc.exs, record.RefExemplar{Ref: uint64(p.s.ref), T: p.e.Ts, V: p.e.Value, Labels: p.e.Labels})
 	}
+	if len(sc.series) > 1 {
+		// A new series was collected once per sample, metadata update and
+		// exemplar of it: log it once.
+		slices.SortFunc(sc.series, func(a, b record.RefSeries) int { return cmp.Compare(a.Ref, b.Ref) })
+		sc.series = slices.CompactFunc(sc.series, func(a, b record.RefSeries) bool { return a.Ref == b.Ref })
+	}
 	var enc record.Encoder
 	recs := sc.group[:0] // never sc.recs: appending would alias its buffers
 	if len(sc.series) > 0 {
