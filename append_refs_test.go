@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -229,4 +230,43 @@ func TestAppendRefsDuplicateSeriesRecord(t *testing.T) {
 		x.String(): {{1000, 1}, {2000, 2}},
 		y.String(): {{2000, 7}},
 	}, allSamples(t, db))
+}
+
+// TestCheckpointKeepsDuplicateRefSamples: samples the WAL logged under a
+// duplicate series record (another ref for the labels of a series the
+// WAL defined first, as Prometheus's WAL can hold) belong to that series
+// at replay, so the checkpoint must keep them and the duplicate record
+// while the series lives: after the checkpoint and a restart they are
+// still there.
+func TestCheckpointKeepsDuplicateRefSamples(t *testing.T) {
+	x := labels.FromStrings("__name__", "x")
+	o := DefaultOptions()
+	o.FS = vfs.NewMemFS()
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	refX := appendOne(t, db, 0, x, 0, 0)
+	dup := uint64(refX) + 1
+	var enc record.Encoder
+	require.NoError(t, db.head.wal.Log(
+		enc.Series([]record.RefSeries{{Ref: dup, Labels: x}}, nil),
+		enc.Samples([]record.RefSample{{Ref: dup, T: 5 * hour / 2, V: 25}}, nil)))
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	require.Equal(t, map[string][]sample{x.String(): {{0, 0}, {5 * hour / 2, 25}}}, allSamples(t, db), "replay gives the duplicate's sample to x")
+	appendOne(t, db, refX, x, 7*hour/2, 35)
+	require.NoError(t, db.Compact(context.Background()))
+	require.Len(t, db.Blocks(), 1)
+	_, idx, err := wlog.LastCheckpoint(o.FS, "data/wal")
+	require.NoError(t, err, "the compaction checkpointed the WAL")
+	first, _, err := db.head.wal.Segments()
+	require.NoError(t, err)
+	require.Greater(t, first, idx, "the checkpointed segments, the duplicate's among them, are gone")
+	require.NoError(t, db.Close())
+
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Equal(t, map[string][]sample{x.String(): {{0, 0}, {5 * hour / 2, 25}, {7 * hour / 2, 35}}}, allSamples(t, db))
 }

@@ -63,6 +63,13 @@ type head struct {
 	metrics   *headMetrics
 
 	lastSeriesRef atomic.Uint64
+	// walDups maps the refs of duplicate Series records the WAL replay
+	// found (another ref for the labels of a series an earlier record
+	// defined) to the series' ref: their samples are that series', so
+	// checkpoints keep them while it lives (wal_checkpoint.go). Set by
+	// Open before the DB is shared; read and pruned by checkpoints, which
+	// hold cmtx.
+	walDups map[uint64]uint64
 	numSeries     atomic.Int64
 
 	// Time range of the committed samples: minTime is math.MaxInt64 and

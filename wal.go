@@ -580,6 +580,9 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		}
 	}
 	h.raiseLastSeriesRef(rp.maxRef)
+	if len(rp.dups) > 0 {
+		h.walDups = rp.dups
+	}
 	if rp.unknownMeta > 0 {
 		h.logger.Warn("tsdb: WAL replay skipped metadata of series it has no record of", "series", rp.unknownMeta)
 	}

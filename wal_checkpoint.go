@@ -79,9 +79,20 @@ func (db *DB) checkpointWAL(mint int64) error {
 			s.mu.Unlock()
 		})
 	}
+	// A duplicate Series record's samples are its series' (walDups): they
+	// and the record are kept while that series lives.
+	for dup, ref := range h.walDups {
+		if h.series.getByRef(SeriesRef(ref)) == nil {
+			delete(h.walDups, dup)
+		}
+	}
 	mintOf := func(ref uint64) (int64, bool) {
 		if h.series.getByRef(SeriesRef(ref)) == nil {
-			return 0, false
+			to, ok := h.walDups[ref]
+			if !ok {
+				return 0, false
+			}
+			ref = to
 		}
 		if lo, ok := lateFrom[ref]; ok {
 			return lo, true
