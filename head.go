@@ -69,8 +69,8 @@ type head struct {
 	// checkpoints keep them while it lives (wal_checkpoint.go). Set by
 	// Open before the DB is shared; read and pruned by checkpoints, which
 	// hold cmtx.
-	walDups map[uint64]uint64
-	numSeries     atomic.Int64
+	walDups   map[uint64]uint64
+	numSeries atomic.Int64
 
 	// Time range of the committed samples: minTime is math.MaxInt64 and
 	// maxTime math.MinInt64 while the head is empty.
