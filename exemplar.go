@@ -35,7 +35,13 @@ import (
 // checked at AppendExemplar against the exemplars stored and those the
 // transaction buffered, and again at Commit, where a concurrent commit may
 // have stored a newer one meanwhile: such an exemplar is then dropped
-// and counted, the rest of the transaction is applied.
+// and counted, the rest of the transaction is applied. With the
+// out-of-order window on (Options.OutOfOrderTimeWindow; the Appender's,
+// as for late samples), an exemplar less than the window older than its
+// series' newest is accepted, as Prometheus accepts it, and stored at its
+// place in time; a repeat of a stored exemplar other than the newest is
+// found at Commit and dropped as a duplicate. Replay applies the window
+// the DB is opened with.
 //
 // Exemplars are kept by the labels of their series, not by the series
 // itself: they outlive the series' removal from the head (as in
@@ -125,18 +131,22 @@ func checkExemplar(e *Exemplar) error {
 	})
 }
 
-// exemplarOrder tells whether e may follow newest, the newest exemplar of
-// its series: nil if so, else ErrDuplicateExemplar or
-// ErrOutOfOrderExemplar (unwrapped). At the same time, exemplars are
-// ordered by value, then by the hash of their labels, so that the several
-// exemplars a native histogram has at one time can follow each other
-// while a repeat is still caught by comparing with the newest alone.
-func exemplarOrder(newest, e *Exemplar) error {
+// exemplarOrder tells whether e may be added to a series whose newest
+// exemplar is newest, with an out-of-order window of window ms (0: off):
+// nil if so, else ErrDuplicateExemplar or ErrOutOfOrderExemplar
+// (unwrapped). An exemplar older than newest is out of order unless it is
+// less than window older (then it is stored at its place in time, and a
+// duplicate of a stored one is found there: exemplarStorage.addLocked).
+// At the same time, exemplars are ordered by value, then by the hash of
+// their labels, so that the several exemplars a native histogram has at
+// one time can follow each other while a repeat is still caught by
+// comparing with the newest alone.
+func exemplarOrder(newest, e *Exemplar, window int64) error {
 	if newest.Equals(*e) {
 		return ErrDuplicateExemplar
 	}
 	switch {
-	case e.Ts < newest.Ts,
+	case e.Ts < newest.Ts && e.Ts <= newest.Ts-window,
 		e.Ts == newest.Ts && e.Value < newest.Value,
 		e.Ts == newest.Ts && e.Value == newest.Value && e.Labels.Hash() < newest.Labels.Hash():
 		return ErrOutOfOrderExemplar
@@ -178,11 +188,13 @@ func (a *headAppender) AppendExemplar(ref SeriesRef, lset labels.Labels, e Exemp
 		b = a.newBatch()
 	}
 	hash := s.lset.Hash()
-	var err error
-	if i, ok := b.lastExemplar[s.ref]; ok {
-		err = exemplarOrder(&b.exemplars[i].e, &e)
-	} else {
-		err = h.exemplars.appendable(s.lset, hash, &e)
+	// Checked against the series' newest stored exemplar and the newest
+	// the transaction buffered; a duplicate of an older one is found at
+	// Commit (exemplarStorage.addLocked).
+	err := h.exemplars.appendable(s.lset, hash, &e, a.lateWindow)
+	i, buffered := b.lastExemplar[s.ref]
+	if err == nil && buffered {
+		err = exemplarOrder(&b.exemplars[i].e, &e, a.lateWindow)
 	}
 	if err != nil {
 		s.mu.Lock()
@@ -196,7 +208,9 @@ func (a *headAppender) AppendExemplar(ref SeriesRef, lset labels.Labels, e Exemp
 	if b.lastExemplar == nil {
 		b.lastExemplar = map[SeriesRef]int{}
 	}
-	b.lastExemplar[s.ref] = len(b.exemplars)
+	if !buffered || e.Ts >= b.exemplars[i].e.Ts {
+		b.lastExemplar[s.ref] = len(b.exemplars)
+	}
 	b.exemplars = append(b.exemplars, pendingExemplar{s: s, hash: hash, e: e})
 	if !a.tracked {
 		a.track()
@@ -235,10 +249,11 @@ func (a *headAppender) pinExemplarSeries(ref SeriesRef, lset labels.Labels) *mem
 }
 
 // commitExemplars stores the transaction's exemplars under its write ID
-// and ends their series' pending marks. Called by Commit while the write
+// id, with the appender's out-of-order window window (ms), and ends their
+// series' pending marks. Called by Commit while the write
 // ID is in flight, holding no series lock.
-func (h *head) commitExemplars(b *appendBatch, id uint64) {
-	h.exemplars.addCommitted(b.exemplars, id)
+func (h *head) commitExemplars(b *appendBatch, id uint64, window int64) {
+	h.exemplars.addCommitted(b.exemplars, id, window)
 	for i := range b.exemplars {
 		s := b.exemplars[i].s
 		s.mu.Lock()

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -17,20 +18,26 @@ import (
 // the previous one and, once the ring is full, overwrites the oldest of
 // all. The ring's slice grows with use (doubling, never past limit), so
 // a large limit costs memory only once that many exemplars came.
+// An in-order append is O(1), and a series' exemplars are read in time
+// order without a scan of the ring.
+//
 // Each series with exemplars has an entry in an index by its labels,
-// which points at its oldest and newest exemplar; each exemplar points at
-// the next newer one of its series. So an append is O(1) and a series'
-// exemplars are read in time order without a scan of the ring.
+// which points at its oldest and newest exemplar; its exemplars are a
+// doubly linked list in time order. An exemplar older than its series'
+// newest but within the out-of-order window (the appender's, as for late
+// samples; at replay the head's: Options.OutOfOrderTimeWindow, as
+// Prometheus's exemplar storage takes it) is linked in at its place in
+// time; the ring still overwrites in
+// append order, so the exemplar overwritten may be anywhere in its
+// series' list.
 //
 // Invariants (mu held): every slot of ring holds an exemplar; while
 // len(ring) < limit, next is len(ring) (the ring grows), else next is the
 // slot of the oldest exemplar, the one the next append overwrites; from
-// there on, cyclically, the slots are in append order. Since a series'
-// exemplars are appended in time order (exemplarOrder), each series' list
-// is in append and time order, and the oldest exemplar of the ring is the
-// oldest of its series, so overwriting it only advances that series'
-// oldest. A series with no exemplars left has no index entry. size is
-// limit.
+// there on, cyclically, the slots are in append order. Each series' list
+// is in time order (non-decreasing), its next and prev links agree, and
+// together the lists hold every slot once. A series with no exemplars
+// left has no index entry. size is limit.
 //
 // It is safe for concurrent use. Locking: mu guards every field but size
 // (and the metrics), which is written under mu and read without it (a
@@ -59,6 +66,7 @@ type exemplarEntry struct {
 	e      Exemplar
 	id     uint64
 	next   int // slot of the series' next newer exemplar, -1 if none
+	prev   int // slot of the series' next older exemplar, -1 if none
 	series *exemplarSeries
 }
 
@@ -99,36 +107,39 @@ func (es *exemplarStorage) lookupLocked(lset labels.Labels, hash uint64) *exempl
 }
 
 // appendable tells whether e may be added to the exemplars of the series
-// lset (hash its hash) as they are now: nil, ErrExemplarsDisabled,
-// ErrDuplicateExemplar or ErrOutOfOrderExemplar (unwrapped).
-func (es *exemplarStorage) appendable(lset labels.Labels, hash uint64, e *Exemplar) error {
+// lset (hash its hash) as they are now, with an out-of-order window of
+// window ms: nil, ErrExemplarsDisabled, ErrDuplicateExemplar or
+// ErrOutOfOrderExemplar (unwrapped).
+func (es *exemplarStorage) appendable(lset labels.Labels, hash uint64, e *Exemplar, window int64) error {
 	es.mu.RLock()
 	defer es.mu.RUnlock()
 	if es.limit == 0 {
 		return ErrExemplarsDisabled
 	}
 	if s := es.lookupLocked(lset, hash); s != nil {
-		return exemplarOrder(&es.ring[s.newest].e, e)
+		return exemplarOrder(&es.ring[s.newest].e, e, window)
 	}
 	return nil
 }
 
-// addCommitted stores the exemplars of a commit with its write ID id.
+// addCommitted stores the exemplars of a commit with its write ID id and
+// out-of-order window window (ms).
 // Those that are now out of order (a concurrent commit stored a newer
 // one) are dropped and counted; duplicates are dropped, and so is
 // everything if exemplars were turned off meanwhile.
-func (es *exemplarStorage) addCommitted(pes []pendingExemplar, id uint64) {
+func (es *exemplarStorage) addCommitted(pes []pendingExemplar, id uint64, window int64) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	for i := range pes {
 		p := &pes[i]
-		es.addLocked(p.s.lset, p.hash, &p.e, id)
+		es.addLocked(p.s.lset, p.hash, &p.e, id, window)
 	}
 }
 
 // addReplayed stores an exemplar read from the WAL (write ID 0) for the
-// series lset, if it is valid and in order; it reports whether it did.
-func (es *exemplarStorage) addReplayed(lset labels.Labels, e Exemplar) bool {
+// series lset, if it is valid and in order (with an out-of-order window
+// of window ms); it reports whether it did.
+func (es *exemplarStorage) addReplayed(lset labels.Labels, e Exemplar, window int64) bool {
 	e.Labels = withoutEmpty(e.Labels)
 	if checkExemplar(&e) != nil {
 		return false
@@ -136,23 +147,29 @@ func (es *exemplarStorage) addReplayed(lset labels.Labels, e Exemplar) bool {
 	hash := lset.Hash()
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	return es.addLocked(lset, hash, &e, 0) == nil
+	return es.addLocked(lset, hash, &e, 0, window) == nil
 }
 
 // addLocked appends e, of the series lset with hash hash, under write ID
-// id, after checking its order; it returns why not if it did not.
-// Requires mu held for writing.
-func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exemplar, id uint64) error {
+// id, after checking its order (window: the out-of-order window in ms);
+// it returns why not if it did not. An
+// exemplar older than the series' newest (within the window) that has
+// the time of one stored and equals it is a duplicate. Requires mu held
+// for writing.
+func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exemplar, id uint64, window int64) error {
 	if es.limit == 0 {
 		return ErrExemplarsDisabled
 	}
 	s := es.lookupLocked(lset, hash)
 	if s != nil {
-		if err := exemplarOrder(&es.ring[s.newest].e, e); err != nil {
+		if err := exemplarOrder(&es.ring[s.newest].e, e, window); err != nil {
 			if err == ErrOutOfOrderExemplar {
 				es.metrics.outOfOrder.Inc()
 			}
 			return err
+		}
+		if e.Ts < es.ring[s.newest].e.Ts && es.storedLocked(s, e) {
+			return ErrDuplicateExemplar
 		}
 	}
 	slot := es.next
@@ -164,22 +181,42 @@ func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exempla
 		}
 		es.ring = es.ring[:n+1]
 	} else {
-		// Full: slot holds the oldest exemplar of all.
+		// Full: slot holds the oldest exemplar of all (in append order).
 		es.evictLocked(slot)
 		if s != nil && s.oldest == -1 {
 			s = nil // that was the series' only exemplar; its entry is gone
 		}
 	}
-	if s == nil {
-		s = &exemplarSeries{lset: lset, hash: hash, oldest: slot}
+	ent := exemplarEntry{e: *e, id: id, next: -1, prev: -1}
+	switch {
+	case s == nil:
+		s = &exemplarSeries{lset: lset, hash: hash, oldest: slot, newest: slot}
 		s.collision = es.index[hash]
 		es.index[hash] = s
 		es.numSeries++
-	} else {
+	case e.Ts >= es.ring[s.newest].e.Ts:
+		ent.prev = s.newest
 		es.ring[s.newest].next = slot
+		s.newest = slot
+	default:
+		// Out of order: after the newest exemplar not newer than e, or
+		// first.
+		at := s.newest
+		for at != -1 && es.ring[at].e.Ts > e.Ts {
+			at = es.ring[at].prev
+		}
+		if at == -1 {
+			ent.next = s.oldest
+			es.ring[s.oldest].prev = slot
+			s.oldest = slot
+		} else {
+			ent.prev, ent.next = at, es.ring[at].next
+			es.ring[ent.next].prev = slot // at is not the newest: e.Ts < its Ts
+			es.ring[at].next = slot
+		}
 	}
-	s.newest = slot
-	es.ring[slot] = exemplarEntry{e: *e, id: id, next: -1, series: s}
+	ent.series = s
+	es.ring[slot] = ent
 	if es.next++; es.next == es.limit {
 		es.next = 0
 	}
@@ -187,16 +224,34 @@ func (es *exemplarStorage) addLocked(lset labels.Labels, hash uint64, e *Exempla
 	return nil
 }
 
-// evictLocked frees slot, which holds the oldest exemplar of the ring and
-// therefore of its series, removing the series' index entry if that was
-// its last exemplar (its oldest is then -1). Requires mu held for
-// writing.
+// storedLocked reports whether the series s holds an exemplar equal to e
+// (Exemplar.Equals) at e's time. Requires mu held (either side).
+func (es *exemplarStorage) storedLocked(s *exemplarSeries, e *Exemplar) bool {
+	for i := s.newest; i != -1 && es.ring[i].e.Ts >= e.Ts; i = es.ring[i].prev {
+		if es.ring[i].e.Ts == e.Ts && es.ring[i].e.Equals(*e) {
+			return true
+		}
+	}
+	return false
+}
+
+// evictLocked frees slot, unlinking its exemplar from its series' list
+// and removing the series' index entry if that was its last exemplar (its
+// oldest is then -1). Requires mu held for writing.
 func (es *exemplarStorage) evictLocked(slot int) {
 	ent := &es.ring[slot]
 	s := ent.series
-	s.oldest = ent.next
+	if ent.prev == -1 {
+		s.oldest = ent.next
+	} else {
+		es.ring[ent.prev].next = ent.next
+	}
+	if ent.next == -1 {
+		s.newest = ent.prev
+	} else {
+		es.ring[ent.next].prev = ent.prev
+	}
 	if s.oldest == -1 {
-		s.newest = -1
 		es.unindexLocked(s)
 	}
 	*ent = exemplarEntry{}
@@ -236,23 +291,28 @@ func (es *exemplarStorage) resize(n int64) {
 	first := es.firstLocked()
 	keep := min(oldLen, int(n))
 	ring := make([]exemplarEntry, keep)
-	// Rebuild every list: forget all positions, then append the kept
-	// exemplars oldest first.
+	// Rebuild every list: forget all positions, copy the kept exemplars
+	// in append order, then link each series' in time order (append order
+	// among equal times).
 	for _, s := range es.index {
 		for ; s != nil; s = s.collision {
 			s.oldest, s.newest = -1, -1
 		}
 	}
+	bySeries := map[*exemplarSeries][]int{}
 	for i := range keep {
 		src := &old[(first+oldLen-keep+i)%oldLen]
-		s := src.series
-		if s.newest == -1 {
-			s.oldest = i
-		} else {
-			ring[s.newest].next = i
+		ring[i] = exemplarEntry{e: src.e, id: src.id, next: -1, prev: -1, series: src.series}
+		bySeries[src.series] = append(bySeries[src.series], i)
+	}
+	for s, slots := range bySeries {
+		slices.SortStableFunc(slots, func(a, b int) int { return cmp.Compare(ring[a].e.Ts, ring[b].e.Ts) })
+		for k, i := range slots {
+			if k > 0 {
+				ring[i].prev, ring[slots[k-1]].next = slots[k-1], i
+			}
 		}
-		s.newest = i
-		ring[i] = exemplarEntry{e: src.e, id: src.id, next: -1, series: s}
+		s.oldest, s.newest = slots[0], slots[len(slots)-1]
 	}
 	var gone []*exemplarSeries
 	for _, s := range es.index {
@@ -381,6 +441,9 @@ func (es *exemplarStorage) checkInvariantsLocked() error {
 			for i := s.oldest; i != -1; i = es.ring[i].next {
 				if i < 0 || i >= n || es.ring[i].series != s {
 					return fmt.Errorf("exemplars: series %s lists slot %d, which is not its", s.lset, i)
+				}
+				if es.ring[i].prev != last {
+					return fmt.Errorf("exemplars: series %s: slot %d links back to %d, follows %d", s.lset, i, es.ring[i].prev, last)
 				}
 				if t := es.ring[i].e.Ts; t < prev {
 					return fmt.Errorf("exemplars: series %s: exemplar at %d follows one at %d", s.lset, t, prev)

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -65,7 +66,7 @@ func TestExemplarRingWrap(t *testing.T) {
 	a, b := labels.FromStrings("s", "a"), labels.FromStrings("s", "b")
 	add := func(ls labels.Labels, ts int64) {
 		t.Helper()
-		require.True(t, es.addReplayed(ls, Exemplar{Value: float64(ts), Ts: ts}))
+		require.True(t, es.addReplayed(ls, Exemplar{Value: float64(ts), Ts: ts}, 0))
 		require.NoError(t, es.checkInvariants(newIsolation()))
 	}
 	add(a, 1)
@@ -100,13 +101,13 @@ func TestExemplarRingWrap(t *testing.T) {
 func TestExemplarResize(t *testing.T) {
 	es := newTestExemplarStorage(4)
 	for i := range 6 {
-		require.True(t, es.addReplayed(labels.FromStrings("s", fmt.Sprint(i%2)), Exemplar{Ts: int64(i), HasTs: true}))
+		require.True(t, es.addReplayed(labels.FromStrings("s", fmt.Sprint(i%2)), Exemplar{Ts: int64(i), HasTs: true}, 0))
 	}
 	require.Equal(t, []modelExemplar{{"0", 2}, {"0", 4}, {"1", 3}, {"1", 5}}, storedExemplars(t, es))
 	es.resize(10)
 	require.NoError(t, es.checkInvariants(newIsolation()))
 	require.Equal(t, []modelExemplar{{"0", 2}, {"0", 4}, {"1", 3}, {"1", 5}}, storedExemplars(t, es))
-	require.True(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 6, HasTs: true}))
+	require.True(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 6, HasTs: true}, 0))
 	es.resize(2)
 	require.NoError(t, es.checkInvariants(newIsolation()))
 	require.Equal(t, []modelExemplar{{"0", 6}, {"1", 5}}, storedExemplars(t, es))
@@ -114,12 +115,12 @@ func TestExemplarResize(t *testing.T) {
 	require.NoError(t, es.checkInvariants(newIsolation()))
 	require.False(t, es.enabled())
 	require.Empty(t, storedExemplars(t, es))
-	require.False(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 7, HasTs: true}))
-	require.ErrorIs(t, es.appendable(labels.FromStrings("s", "0"), 0, &Exemplar{Ts: 7, HasTs: true}), ErrExemplarsDisabled)
+	require.False(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 7, HasTs: true}, 0))
+	require.ErrorIs(t, es.appendable(labels.FromStrings("s", "0"), 0, &Exemplar{Ts: 7, HasTs: true}, 0), ErrExemplarsDisabled)
 	es.resize(-5)
 	require.False(t, es.enabled())
 	es.resize(1)
-	require.True(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 8, HasTs: true}))
+	require.True(t, es.addReplayed(labels.FromStrings("s", "0"), Exemplar{Ts: 8, HasTs: true}, 0))
 	require.Equal(t, []modelExemplar{{"0", 8}}, storedExemplars(t, es))
 	// An absurd limit costs nothing until exemplars come.
 	es.resize(math.MaxInt64)
@@ -149,7 +150,7 @@ func TestExemplarRingModel(t *testing.T) {
 				} else {
 					s := fmt.Sprint(r.IntN(6))
 					ts := last[s] + 1 + int64(r.IntN(3))
-					ok := es.addReplayed(labels.FromStrings("s", s), Exemplar{Labels: labels.FromStrings("trace_id", fmt.Sprint(step)), Ts: ts, HasTs: true})
+					ok := es.addReplayed(labels.FromStrings("s", s), Exemplar{Labels: labels.FromStrings("trace_id", fmt.Sprint(step)), Ts: ts, HasTs: true}, 0)
 					require.Equal(t, size > 0, ok, "step %d", step)
 					if ok {
 						// Stored exemplars of a series that was dropped
@@ -161,6 +162,66 @@ func TestExemplarRingModel(t *testing.T) {
 				}
 				require.NoError(t, es.checkInvariants(newIsolation()), "step %d", step)
 				require.Equal(t, modelView(appended, size), storedExemplars(t, es), "step %d (seed %d)", step, seed)
+			}
+		})
+	}
+}
+
+// TestExemplarOutOfOrderModel is TestExemplarRingModel with an
+// out-of-order window: exemplars come up to window+5 ms older than their
+// series' newest, or repeat a stored one. The model accepts an exemplar
+// iff its series has none stored, or it is not a repeat of a stored one
+// and no more than window-1 ms older than the series' newest; the ring
+// holds the newest (in append order) of those accepted, each series in
+// time order, and keeps its invariants as overwriting unlinks exemplars
+// from the middle of their lists.
+func TestExemplarOutOfOrderModel(t *testing.T) {
+	for seed := range uint64(30) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			size := 1 + r.IntN(20)
+			window := int64(r.IntN(12))
+			es := newTestExemplarStorage(int64(size))
+			var appended []modelExemplar
+			ts := map[string]int64{} // a clock per series
+			for step := range 500 {
+				if r.IntN(50) == 0 {
+					size = r.IntN(25)
+					es.resize(int64(size))
+					appended = appended[max(0, len(appended)-size):]
+					require.NoError(t, es.checkInvariants(newIsolation()), "step %d", step)
+					continue
+				}
+				s := fmt.Sprint(r.IntN(4))
+				ts[s] += int64(r.IntN(3))
+				at := ts[s] - int64(r.IntN(int(window)+6))
+				// Equal times make equal exemplars: a repeat is a duplicate.
+				e := Exemplar{Labels: labels.FromStrings("trace_id", fmt.Sprint(at)), Ts: at, HasTs: true}
+				want := size > 0
+				newest, stored, dup := int64(math.MinInt64), false, false
+				for _, m := range appended {
+					if m.series == s {
+						stored, newest, dup = true, max(newest, m.ts), dup || m.ts == at
+					}
+				}
+				if stored && (dup || at < newest && at <= newest-window) {
+					want = false
+				}
+				ok := es.addReplayed(labels.FromStrings("s", s), e, window)
+				require.Equal(t, want, ok, "step %d: exemplar at %d, series %s newest %d (stored %v, repeat %v), window %d", step, at, s, newest, stored, dup, window)
+				if ok {
+					appended = append(appended, modelExemplar{s, at})
+					appended = appended[max(0, len(appended)-size):]
+				}
+				require.NoError(t, es.checkInvariants(newIsolation()), "step %d", step)
+				want2 := modelView(appended, size)
+				slices.SortStableFunc(want2, func(a, b modelExemplar) int {
+					if c := labels.Compare(labels.FromStrings("s", a.series), labels.FromStrings("s", b.series)); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.ts, b.ts)
+				})
+				require.Equal(t, want2, storedExemplars(t, es), "step %d (seed %d)", step, seed)
 			}
 		})
 	}

@@ -586,7 +586,7 @@ func (a *headAppender) Commit() error {
 		h.updateTimeRange(mint, maxt)
 	}
 	if len(b.exemplars) > 0 {
-		h.commitExemplars(b, id)
+		h.commitExemplars(b, id, a.lateWindow)
 	}
 	// The late samples go to the WBL only now: whether a sample is late is
 	// decided under its series' lock while it is applied (a concurrent

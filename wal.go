@@ -973,7 +973,7 @@ func (rp *replayer) storeExemplar(e record.RefExemplar) {
 		rp.unknownEx++
 		return
 	}
-	if rp.h.exemplars.addReplayed(s.lset, Exemplar{Labels: e.Labels, Value: e.V, Ts: e.T}) {
+	if rp.h.exemplars.addReplayed(s.lset, Exemplar{Labels: e.Labels, Value: e.V, Ts: e.T}, rp.h.lateWindow.Load()) {
 		rp.exemplars++
 	}
 }
