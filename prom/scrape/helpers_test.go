@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,14 +62,13 @@ func (p point) String() string {
 	return fmt.Sprintf("%d:%g", p.T, p.V)
 }
 
-// readAll returns every series of db with its samples, keyed by the
-// series' labels (labels.Labels.String()), through one Querier.
-func readAll(tb testing.TB, db *tsdb.DB) map[string][]point {
+// forEachSeries calls fn for every series of db with its samples, through
+// one Querier.
+func forEachSeries(tb testing.TB, db *tsdb.DB, fn func(labels.Labels, []point)) {
 	tb.Helper()
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
 	require.NoError(tb, err)
 	defer q.Close()
-	out := map[string][]point{}
 	ss := q.Select(context.Background(), labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
 	var it chunks.Iterator
 	for ss.Next() {
@@ -85,9 +86,17 @@ func readAll(tb testing.TB, db *tsdb.DB) map[string][]point {
 			}
 		}
 		require.NoError(tb, it.Err())
-		out[s.Labels().String()] = pts
+		fn(s.Labels(), pts)
 	}
 	require.NoError(tb, ss.Err())
+}
+
+// readAll returns every series of db with its samples, keyed by the
+// series' labels (labels.Labels.String()).
+func readAll(tb testing.TB, db *tsdb.DB) map[string][]point {
+	tb.Helper()
+	out := map[string][]point{}
+	forEachSeries(tb, db, func(ls labels.Labels, pts []point) { out[ls.String()] = pts })
 	return out
 }
 
@@ -118,3 +127,44 @@ func seriesMetadata(tb testing.TB, db *tsdb.DB, ls labels.Labels) (tsdb.Metadata
 	require.NoError(tb, err)
 	return m, ok
 }
+
+// short writes ls as name{labels} without the target labels job and
+// instance: the tests' shorthand.
+func short(ls labels.Labels) string {
+	var b strings.Builder
+	b.WriteString(ls.Get("__name__"))
+	var rest []string
+	ls.Range(func(l labels.Label) {
+		switch l.Name {
+		case "__name__", "job", "instance":
+		default:
+			rest = append(rest, fmt.Sprintf("%s=%q", l.Name, l.Value))
+		}
+	})
+	if len(rest) > 0 {
+		b.WriteString("{" + strings.Join(rest, ",") + "}")
+	}
+	return b.String()
+}
+
+// atShort returns the samples of db at time t by short series name, as
+// "value" strings without the time; series of other targets than
+// job/instance (the ones given) are left out.
+func atShort(tb testing.TB, db *tsdb.DB, t int64, job, instance string) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	forEachSeries(tb, db, func(ls labels.Labels, pts []point) {
+		if ls.Get("job") != job || ls.Get("instance") != instance {
+			return
+		}
+		for _, p := range pts {
+			if p.T == t {
+				s := p.String()
+				out[short(ls)] = s[strings.IndexByte(s, ':')+1:]
+			}
+		}
+	})
+	return out
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
