@@ -12,7 +12,9 @@ var (
 	// parsed or is not one textparse knows, and Options.FallbackContentType
 	// is empty (or is not one it knows either).
 	ErrContentType = errors.New("scrape: unsupported content type")
-	// ErrNoMetricName: a scraped series has no __name__ label.
+	// ErrNoMetricName: a scraped series has no __name__ label. (The
+	// parsers of textparse refuse such a series themselves, with a parse
+	// error; this guards the label sets the Scraper builds.)
 	ErrNoMetricName = errors.New("scrape: series without a metric name")
 	// ErrTargetLabels: Options.Labels is not a valid set of target labels
 	// (see Options.Labels). Every scrape of such a Scraper fails with it
