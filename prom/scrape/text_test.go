@@ -33,11 +33,11 @@ func TestTextTimestampsAndLabels(t *testing.T) {
 	}{
 		{"default", scrape.Options{}, map[string]string{
 			`{__name__="a", exported_exported_job="exposed", exported_job="taken", instance="host:9100", job="app"}`: itoa(ms(own)) + ":1",
-			`{__name__="b", exported_instance="x", instance="host:9100", job="app"}`:                                itoa(ms(now)) + ":2",
+			`{__name__="b", exported_instance="x", instance="host:9100", job="app"}`:                                 itoa(ms(now)) + ":2",
 		}},
 		{"ignore timestamps", scrape.Options{IgnoreTimestamps: true}, map[string]string{
 			`{__name__="a", exported_exported_job="exposed", exported_job="taken", instance="host:9100", job="app"}`: itoa(ms(now)) + ":1",
-			`{__name__="b", exported_instance="x", instance="host:9100", job="app"}`:                                itoa(ms(now)) + ":2",
+			`{__name__="b", exported_instance="x", instance="host:9100", job="app"}`:                                 itoa(ms(now)) + ":2",
 		}},
 		{"honor labels", scrape.Options{HonorLabels: true}, map[string]string{
 			`{__name__="a", exported_job="taken", instance="host:9100", job="exposed"}`: itoa(ms(own)) + ":1",
