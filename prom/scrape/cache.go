@@ -42,6 +42,7 @@ type cacheEntry struct {
 // TYPE, HELP and UNIT lines (or protobuf fields) last gave it.
 type metaEntry struct {
 	metadata.Metadata
+	family     string // the family's name
 	lastIter   uint64 // last scrape that gave any of it
 	changeIter uint64 // last scrape that changed it (or created the entry)
 }
@@ -54,8 +55,8 @@ type metaCache map[string]*metaEntry
 func (c metaCache) entry(family []byte, iter uint64) *metaEntry {
 	e, ok := c[string(family)]
 	if !ok {
-		e = &metaEntry{changeIter: iter}
-		c[string(family)] = e
+		e = &metaEntry{family: string(family), changeIter: iter}
+		c[e.family] = e
 	}
 	e.lastIter = iter
 	return e

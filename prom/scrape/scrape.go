@@ -75,7 +75,9 @@ type Result struct {
 	// the exposition stored (report series and stale markers excluded).
 	Samples, Histograms int
 	// Exemplars is the number of exemplars stored; the database may still
-	// drop one that repeats a stored exemplar at Commit.
+	// drop one that repeats a stored exemplar at Commit. The database keeps
+	// exemplars only if tsdb.Options.MaxExemplars is set (it is 0 by
+	// default): otherwise every exemplar counts in ExemplarsRejected.
 	Exemplars int
 	// Metadata is the number of metadata updates given to the database:
 	// one per series of a family new to this Scraper or whose metadata
@@ -273,15 +275,10 @@ func (s *Scraper) MarkStale(ctx context.Context, t time.Time) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var res Result
-	if s.targetErr != nil {
-		return res, &ScrapeError{Err: s.targetErr}
-	}
 	ts := t.UnixMilli()
-	if err := s.restore(ctx, ts); err != nil {
-		return res, &ScrapeError{Err: err}
+	if err := s.begin(ctx, ts); err != nil {
+		return res, err
 	}
-	s.iter++
-	s.resetAttempt()
 	app := s.newAppender(ctx)
 	err := s.writeStale(app, ts, &res)
 	if err == nil {
@@ -294,8 +291,7 @@ func (s *Scraper) MarkStale(ctx context.Context, t time.Time) (Result, error) {
 	if err := app.Commit(); err != nil {
 		return Result{}, &ScrapeError{Err: err}
 	}
-	clear(s.tracked)
-	s.pending = nil
+	s.endedAll()
 	return res, nil
 }
 
@@ -303,16 +299,10 @@ func (s *Scraper) MarkStale(ctx context.Context, t time.Time) (Result, error) {
 // had) at t; start is when the call started.
 func (s *Scraper) scrapeLocked(ctx context.Context, start, t time.Time, body []byte, contentType string, fetchErr error) (Result, error) {
 	var res Result
-	if s.targetErr != nil {
-		return res, &ScrapeError{Err: s.targetErr}
-	}
 	ts := t.UnixMilli()
-	if err := s.restore(ctx, ts); err != nil {
-		return res, &ScrapeError{Err: err}
+	if err := s.begin(ctx, ts); err != nil {
+		return res, err
 	}
-	s.iter++
-	s.resetAttempt()
-
 	app := s.newAppender(ctx)
 	err := fetchErr
 	if err == nil && len(body) > 0 {
@@ -370,9 +360,30 @@ func (s *Scraper) failLocked(ctx context.Context, start time.Time, ts int64, res
 		s.forget()
 		return Result{}, &ScrapeError{Err: errors.Join(cause, err)}
 	}
+	s.endedAll()
+	return res, &ScrapeError{Err: cause, Committed: true}
+}
+
+// begin starts a call that writes at ts: the target labels must be valid,
+// the head's series of the target looked up on the first call (restore).
+// A *ScrapeError says the call cannot go on; nothing was written.
+func (s *Scraper) begin(ctx context.Context, ts int64) error {
+	if s.targetErr != nil {
+		return &ScrapeError{Err: s.targetErr}
+	}
+	if err := s.restore(ctx, ts); err != nil {
+		return &ScrapeError{Err: err}
+	}
+	s.iter++
+	s.resetAttempt()
+	return nil
+}
+
+// endedAll records that a commit ended every series of the target: the
+// next scrape has none to end.
+func (s *Scraper) endedAll() {
 	clear(s.tracked)
 	s.pending = nil
-	return res, &ScrapeError{Err: cause, Committed: true}
 }
 
 // resetAttempt starts a scrape's staleness tracking afresh.
@@ -467,8 +478,7 @@ func (s *Scraper) appendExposition(app tsdb.Appender, body []byte, contentType s
 	}
 	// A non-nil err with a parser says that the fallback is used: not an
 	// error of the scrape.
-	var lastMeta *metaEntry
-	var lastFamily string
+	var lastMeta *metaEntry // of the family whose TYPE, HELP or UNIT came last
 	for {
 		et, err := p.Next()
 		if err != nil {
@@ -480,15 +490,15 @@ func (s *Scraper) appendExposition(app tsdb.Appender, body []byte, contentType s
 		switch et {
 		case textparse.EntryType:
 			name, typ := p.Type()
-			lastMeta, lastFamily = s.meta.setType(name, typ, s.iter), string(name)
+			lastMeta = s.meta.setType(name, typ, s.iter)
 			continue
 		case textparse.EntryHelp:
 			name, help := p.Help()
-			lastMeta, lastFamily = s.meta.setHelp(name, help, s.iter), string(name)
+			lastMeta = s.meta.setHelp(name, help, s.iter)
 			continue
 		case textparse.EntryUnit:
 			name, unit := p.Unit()
-			lastMeta, lastFamily = s.meta.setUnit(name, unit, s.iter), string(name)
+			lastMeta = s.meta.setUnit(name, unit, s.iter)
 			continue
 		case textparse.EntryComment:
 			continue
@@ -498,7 +508,7 @@ func (s *Scraper) appendExposition(app tsdb.Appender, body []byte, contentType s
 			return err
 		}
 		if lastMeta != nil && (isNew || lastMeta.changeIter == s.iter) &&
-			inFamily(ce.lset.Get(model.MetricNameLabel), lastFamily, lastMeta.Type) {
+			inFamily(ce.lset.Get(model.MetricNameLabel), lastMeta.family, lastMeta.Type) {
 			// Metadata is not worth failing a scrape for (the database
 			// rejects only text that is not UTF-8).
 			if _, err := app.UpdateMetadata(ce.ref, ce.lset, promstorage.FromPromMetadata(lastMeta.Metadata)); err == nil {
