@@ -156,3 +156,22 @@ func TestTimestampStaleness(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyScrape: an empty exposition (or an empty gathering) is a
+// successful scrape of nothing, as in Prometheus: up is 1 and every series
+// ends.
+func TestEmptyScrape(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	s := scrape.New(db, scrape.Options{Labels: target})
+	t0 := time.Now()
+	_, err := s.ScrapeExposition(context.Background(), []byte("a 1\n"), textType, t0)
+	require.NoError(t, err)
+	t1 := t0.Add(15 * time.Second)
+	res, err := s.ScrapeGatherer(context.Background(), prometheus.NewRegistry(), t1)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Stale)
+	got := atShort(t, db, ms(t1), "app", "host:9100")
+	require.Equal(t, "stale", got["a"])
+	require.Equal(t, "1", got["up"])
+	require.Equal(t, "0", got["scrape_samples_scraped"])
+}

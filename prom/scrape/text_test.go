@@ -1,10 +1,12 @@
 package scrape_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb"
@@ -142,4 +144,32 @@ func TestOutOfOrder(t *testing.T) {
 	require.Equal(t, 1, res.OutOfOrder)
 	require.Equal(t, 1, res.Samples)
 	require.Equal(t, "1", atShort(t, db, ms(t0.Add(time.Second)), "app", "host:9100")["b"])
+}
+
+// TestProtobufExposition: a delimited protobuf body, as a client_golang
+// handler serves it, given to ScrapeExposition, stores what
+// ScrapeGatherer stores.
+func TestProtobufExposition(t *testing.T) {
+	reg := newRegistry(t)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	format := expfmt.NewFormat(expfmt.TypeProtoDelim)
+	enc := expfmt.NewEncoder(&buf, format)
+	for _, mf := range mfs {
+		require.NoError(t, enc.Encode(mf))
+	}
+	now := time.Now()
+	dbA, dbB := openDB(t, t.TempDir()), openDB(t, t.TempDir())
+	resA, err := scrape.New(dbA, scrape.Options{Labels: target}).ScrapeExposition(context.Background(), buf.Bytes(), string(format), now)
+	require.NoError(t, err)
+	resB, err := scrape.New(dbB, scrape.Options{Labels: target}).ScrapeGatherer(context.Background(), reg, now)
+	require.NoError(t, err)
+	resA.Duration, resB.Duration = 0, 0
+	require.Equal(t, resB, resA)
+	a, b := atShort(t, dbA, ms(now), "app", "host:9100"), atShort(t, dbB, ms(now), "app", "host:9100")
+	delete(a, "scrape_duration_seconds")
+	delete(b, "scrape_duration_seconds")
+	require.Equal(t, b, a)
+	require.Equal(t, "h(count=2,sum=110)", a["size_bytes"])
 }
