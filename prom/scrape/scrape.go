@@ -129,7 +129,11 @@ type Result struct {
 // series (tsdb.DB.HeadSeries) and takes those that carry every target
 // label, whose newest sample is before the scrape's time and is not a
 // stale marker, as the previous scrape's, so that those no longer exposed
-// get their stale marker as they would have without the restart.
+// get their stale marker as they would have without the restart. The
+// target labels are all it goes by: a series whose exposed labels replaced
+// a target label (HonorLabels) is not found, and two Scrapers given the
+// same target labels would take each other's series. Without target
+// labels it does not look.
 //
 // # Failed scrapes
 //
