@@ -190,18 +190,17 @@ type Scraper struct {
 	pending     map[tsdb.SeriesRef]labels.Labels
 	pendingSeen map[tsdb.SeriesRef]struct{}
 
-	series   map[string]*cacheEntry         // by the parser's series bytes
-	tracked  map[tsdb.SeriesRef]*cacheEntry // series of the last successful scrape
-	attempt  map[tsdb.SeriesRef]*cacheEntry // series of the scrape being made
-	meta     metaCache
-	reports  [len(reportSeries)]reportEntry
-	merger   *labelMerger
-	sb       labels.ScratchBuilder // converts exemplar labels
-	pl       plabels.Labels        // the parser's labels of the current series
-	ex       exemplar.Exemplar
-	exs      []exemplar.Exemplar
-	buf      bytes.Buffer // the encoded gathering
-	encodeMF func(*bytes.Buffer) expfmt.Encoder
+	series  map[string]*cacheEntry         // by the parser's series bytes
+	tracked map[tsdb.SeriesRef]*cacheEntry // series of the last successful scrape
+	attempt map[tsdb.SeriesRef]*cacheEntry // series of the scrape being made
+	meta    metaCache
+	reports [len(reportSeries)]reportEntry
+	merger  *labelMerger
+	sb      labels.ScratchBuilder // converts exemplar labels
+	pl      plabels.Labels        // the parser's labels of the current series
+	ex      exemplar.Exemplar
+	exs     []exemplar.Exemplar
+	buf     bytes.Buffer // the encoded gathering
 }
 
 // protoDelimited is the content type of a delimited protobuf exposition:
@@ -223,7 +222,6 @@ func New(db *tsdb.DB, opts Options) *Scraper {
 		pendingSeen: map[tsdb.SeriesRef]struct{}{},
 		meta:        metaCache{},
 		merger:      newLabelMerger(opts.Labels, opts.HonorLabels),
-		encodeMF:    func(b *bytes.Buffer) expfmt.Encoder { return expfmt.NewEncoder(b, protoDelimited) },
 	}
 	for i, r := range reportSeries {
 		s.reports[i].lset = reportLabels(r.name, opts.Labels)
@@ -246,7 +244,7 @@ func (s *Scraper) ScrapeGatherer(ctx context.Context, g prometheus.Gatherer, t t
 	if err != nil {
 		err = fmt.Errorf("gather: %w", err)
 	} else {
-		enc := s.encodeMF(&s.buf)
+		enc := expfmt.NewEncoder(&s.buf, protoDelimited)
 		for _, mf := range mfs {
 			if err = enc.Encode(mf); err != nil {
 				err = fmt.Errorf("encode %s: %w", mf.GetName(), err)
