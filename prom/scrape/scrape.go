@@ -294,6 +294,13 @@ func (s *Scraper) MarkStale(ctx context.Context, t time.Time) (Result, error) {
 		return Result{}, &ScrapeError{Err: err}
 	}
 	s.endedAll()
+	// A target that comes back is a new one, as for Prometheus's new
+	// scrape loop: its series count as added and get their metadata.
+	clear(s.series)
+	clear(s.meta)
+	for i := range s.reports {
+		s.reports[i].metaIter = 0
+	}
 	return res, nil
 }
 

@@ -119,6 +119,14 @@ func TestMarkStale(t *testing.T) {
 		require.Equal(t, "stale", got[name], name)
 	}
 
+	// The target comes back: a new target for the scrape counts.
+	res, err = s.ScrapeExposition(context.Background(), []byte("a 1\nb 2\n"), "text/plain", t1.Add(500*time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, 2, res.SeriesAdded)
+	res, err = s.MarkStale(context.Background(), t1.Add(600*time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, 7, res.Stale)
+
 	// After a restart, with a series written by the previous process.
 	_, err = scrape.New(db, scrape.Options{Labels: target}).ScrapeExposition(context.Background(), []byte("c 1\n"), "text/plain", t1.Add(time.Second))
 	require.NoError(t, err)
