@@ -19,6 +19,13 @@ func toOurLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
 	return b.Labels()
 }
 
+// FromPromLabels converts a Prometheus label set to isotsdb's, building it
+// in b (reset first), for callers that feed an isotsdb Appender directly
+// (package scrape). The result does not alias ls.
+func FromPromLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
+	return toOurLabels(b, ls)
+}
+
 // toPromLabels converts an isotsdb label set, building it in b (reset
 // first).
 func toPromLabels(b *plabels.ScratchBuilder, ls labels.Labels) plabels.Labels {
