@@ -352,8 +352,8 @@ func testWALCrashMatrix(t *testing.T, variant string) {
 	if mixed || w.late {
 		randomCuts, flips = 500, 100
 	}
-	if raceEnabled {
-		stride, randomCuts, flips = 20, 40, 10
+	if raceEnabled { // the full matrix runs without -race in scripts/test
+		stride, randomCuts, flips = 40, 20, 5
 	}
 	for i := 0; i < len(ends); i += stride {
 		off := ends[i].off
