@@ -131,6 +131,11 @@ type head struct {
 	// by Commit while its write ID is in flight, before it applies the i-th
 	// sample of the transaction.
 	commitHook func(a *headAppender, i int)
+
+	// loggedHook, if set (by tests only, before the head is used), is
+	// called by Commit after it wrote its WAL records, before it applies
+	// them.
+	loggedHook func(a *headAppender)
 }
 
 // headOptions are the parts of Options the head uses.

@@ -506,15 +506,20 @@ func (a *headAppender) Commit() error {
 			return fmt.Errorf("tsdb: commit: %w", err)
 		}
 	}
+	// The write ID is taken even with isolation off: compaction waits for
+	// the commits in flight before it reads a range, and the WAL
+	// checkpoint for those whose records it checkpoints (isolation.go).
+	lowWatermark := h.iso.beginCommit(&a.tx)
 	if h.wal != nil {
 		if err := a.logCommit(); err != nil {
 			b.clearPending()
+			h.iso.endCommit(&a.tx)
 			return fmt.Errorf("tsdb: commit: %w", err)
 		}
 	}
-	// The write ID is taken even with isolation off: compaction waits for
-	// the commits in flight before it reads a range.
-	lowWatermark := h.iso.beginCommit(&a.tx)
+	if h.loggedHook != nil {
+		h.loggedHook(a)
+	}
 	id := a.tx.id
 	// Loaded after beginCommit: a compaction that raised the bound before
 	// this commit took its ID does not wait for it, so the commit must see

@@ -14,8 +14,9 @@ import (
 //
 // Write IDs. Every commit that applies at least one sample or metadata
 // update takes a write ID from a counter that starts at 1 when the DB
-// opens, when it starts applying them to the head, and releases it when it
-// has applied them all. Appenders that are idle, slow or leaked hold
+// opens, before it writes its WAL records, and releases it when it has
+// applied them all (a commit whose WAL write fails releases it having
+// applied nothing). Appenders that are idle, slow or leaked hold
 // nothing; Rollback and empty commits (an unchanged metadata update buffers
 // nothing) take no ID. Samples replayed from the WAL or read from blocks carry
 // ID 0, which every read sees.
@@ -77,6 +78,15 @@ import (
 // them); the merge keeps one of two samples at the same time, and both are
 // the same sample. A querier created before reads the head only, and the
 // truncation waits for it.
+//
+// Commits and WAL checkpoints. Because the ID is taken before the WAL
+// records are written, every commit whose records are in a WAL segment
+// holds an ID no higher than the high watermark read after the segment was
+// closed. The checkpoint waits for those commits before it looks at which
+// series hold late samples (wal_checkpoint.go). Otherwise a commit logged
+// before a head compaction and applied after it could put a sample behind
+// the new block range, as a late one, while the checkpoint of its segment
+// dropped it as a copy of what the block holds.
 //
 // Listing the head's series (DB.HeadSeries, head_series.go) is a read
 // like a Querier's: one snapshot, taken when it starts and held until it

@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -68,7 +69,12 @@ func (db *DB) checkpointWAL(mint int64) error {
 	}
 	// Late samples that arrived after their range went into a block are
 	// still the head's (see freezeLate): their series keep their samples
-	// from the oldest of them on.
+	// from the oldest of them on. The commits whose records are in the
+	// segments checkpointed must have applied theirs first (isolation.go,
+	// "Commits and WAL checkpoints"). They never wait for a truncation.
+	if err := h.iso.waitForCommitsBefore(context.Background(), h.iso.highWatermark()); err != nil {
+		return err
+	}
 	lateFrom := map[uint64]int64{}
 	if h.MinTime() < mint {
 		h.series.refs.each(func(s *memSeries) {
