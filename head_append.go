@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -167,6 +168,11 @@ type appendBatch struct {
 	// check of the next one (nil until the first exemplar).
 	exemplars    []pendingExemplar
 	lastExemplar map[SeriesRef]int
+	// it is reused by Append and Commit to decode chunks when they look for
+	// a sample at a late sample's time (memSeries.sampleAtLocked). It may
+	// point into a chunk of a series after that series' lock is released,
+	// but it is only used under the lock of the series it is reset to.
+	it chunks.Iterator
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -395,7 +401,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 	if p.t < a.lateMin {
 		return ErrTooOldSample
 	}
-	if q, ok := s.sampleAtLocked(p.t, true); ok {
+	if q, ok := s.sampleAtLocked(p.t, true, &a.it); ok {
 		return sameStoredSample(p, q)
 	}
 	return nil
@@ -544,7 +550,7 @@ func (a *headAppender) Commit() error {
 			if lateAtAppend {
 				lateAt = lateAt[1:]
 			}
-			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend)
+			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend, &b.it)
 		case p.t < minValid:
 		case p.isFloat():
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)

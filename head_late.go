@@ -63,6 +63,12 @@ type lateSeries struct {
 	chunks []lateChunk
 	// open holds the newest late samples, sorted by time.
 	open []lateSample
+	// openTimes indexes the times of the series' open in-order chunk while
+	// it is an XOR chunk, for sampleAtLocked: a late sample is nearly
+	// always at a time the chunk lacks, which the index tells without
+	// decoding the chunk. It may refer to an older chunk; Index then
+	// starts over with the one it is asked about.
+	openTimes chunks.XORTimes
 }
 
 // lateChunk is an encoded run of late samples within one block range.
@@ -98,10 +104,10 @@ func (s *memSeries) hasLateLocked() bool {
 // newest, as a late sample with write ID id. It returns "" if p was added
 // or is already there (the same sample at the same time), else the reason
 // it is dropped. inOrder says whether to look for a sample at p's time in
-// the in-order chunks too (see sampleAtLocked). Requires s.mu held; takes
-// no lock.
-func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool) (reason string) {
-	if q, ok := s.sampleAtLocked(p.t, inOrder); ok {
+// the in-order chunks too, and it is the iterator to reuse for that (see
+// sampleAtLocked). Requires s.mu held; takes no lock.
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool, it *chunks.Iterator) (reason string) {
+	if q, ok := s.sampleAtLocked(p.t, inOrder, it); ok {
 		if sameStoredSample(p, q) == errNoop {
 			return ""
 		}
@@ -109,7 +115,10 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 	}
 	l := s.extraLocked().late
 	if l == nil {
-		l = &lateSeries{}
+		// Room for a few samples at once (most series that get one late
+		// sample get more); the buffer grows to lateOpenMax and is reused
+		// after every cut.
+		l = &lateSeries{open: make([]lateSample, 0, 8)}
 		s.x.late = l
 	}
 	if len(l.open) >= lateOpenMax {
@@ -185,12 +194,19 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 }
 
 // sampleAtLocked returns the series' sample at t, late or (if inOrder)
-// in-order, if it has one. Requires s.mu held.
-func (s *memSeries) sampleAtLocked(t int64, inOrder bool) (*pendingSample, bool) {
+// in-order, if it has one. it is an iterator to reuse for decoding chunks
+// (nil: allocate one); it is left pointing into one of the series' chunks.
+// A series with late samples looks t up in its open in-order chunk with
+// lateSeries.openTimes, which decodes the chunk once, not once per
+// lookup. Requires s.mu held.
+func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (*pendingSample, bool) {
+	if it == nil {
+		it = new(chunks.Iterator)
+	}
 	if inOrder {
 		i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
-		if i < len(s.chunks) && s.chunks[i].minTime <= t {
-			if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
+		if i < len(s.chunks) && s.chunks[i].minTime <= t && s.inChunkLocked(i, t) {
+			if p, ok := chunkSampleAt(s.chunks[i].chunk, t, it); ok {
 				return p, true
 			}
 		}
@@ -199,18 +215,36 @@ func (s *memSeries) sampleAtLocked(t int64, inOrder bool) (*pendingSample, bool)
 		return nil, false
 	}
 	l := s.x.late
-	if j, ok := slices.BinarySearchFunc(l.open, t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) }); ok {
-		o := &l.open[j]
-		return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
+	if n := len(l.open); n > 0 && l.open[0].t <= t && t <= l.open[n-1].t {
+		if j, ok := slices.BinarySearchFunc(l.open, t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) }); ok {
+			o := &l.open[j]
+			return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
+		}
 	}
 	for j := range l.chunks {
 		if c := &l.chunks[j]; c.minTime <= t && t <= c.maxTime {
-			if p, ok := chunkSampleAt(c.chunk, t); ok {
+			if p, ok := chunkSampleAt(c.chunk, t, it); ok {
 				return p, true
 			}
 		}
 	}
 	return nil, false
+}
+
+// inChunkLocked reports whether the in-order chunk i, whose time range
+// covers t, may hold a sample at t: false only if openTimes (of a series
+// with late samples) shows the open XOR chunk has none there. Requires
+// s.mu held.
+func (s *memSeries) inChunkLocked(i int, t int64) bool {
+	if i != len(s.chunks)-1 || !s.hasLateLocked() {
+		return true
+	}
+	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
+	if !ok {
+		return true
+	}
+	_, found, indexed := s.x.late.openTimes.Index(c, t)
+	return found || !indexed
 }
 
 // sameStoredSample is sameTimeOrder for q read back from a chunk (by
@@ -262,10 +296,12 @@ func sameNonEmptyBuckets[C uint64 | float64](a, b iter.Seq[histogram.Bucket[C]])
 	})
 }
 
-// chunkSampleAt returns the sample of c at t, if it has one. The caller
-// holds the lock of c's series if c is open.
-func chunkSampleAt(c chunks.Chunk, t int64) (*pendingSample, bool) {
-	it := c.Iterator(nil)
+// chunkSampleAt returns the sample of c at t, if it has one, decoding c
+// with *reuse (which it sets to the iterator it used). The caller holds the
+// lock of c's series if c is open.
+func chunkSampleAt(c chunks.Chunk, t int64, reuse *chunks.Iterator) (*pendingSample, bool) {
+	it := c.Iterator(*reuse)
+	*reuse = it
 	vt := it.Seek(t)
 	if vt == chunks.ValNone || it.AtT() != t {
 		return nil, false

@@ -716,7 +716,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
-				reason = s.appendLateLocked(h, &p, 0, 0, true)
+				reason = s.appendLateLocked(h, &p, 0, 0, true, nil)
 				// Those before minValid are not collected: most are copies of
 				// what a block holds (the WAL keeps them until a checkpoint).
 				if collect && reason == "" && smp.t >= minValid {

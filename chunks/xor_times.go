@@ -1,0 +1,113 @@
+package chunks
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// XORTimes indexes the sample times of one XORChunk, so that looking a
+// time up does not decode the chunk from its start. It is meant for a
+// chunk that is still being appended to: each lookup first indexes the
+// samples appended since the last one, resuming the decoder where it
+// stopped, so the whole chunk is decoded once however many lookups are
+// made. Asked about another chunk, it starts over with that one.
+//
+// Times are kept as uint32 offsets from the chunk's first sample (4 bytes
+// a sample; a head chunk spans at most a block range). A chunk whose
+// samples are more than math.MaxUint32 ms apart, whose times do not
+// increase, or that does not decode cannot be indexed: Index then says
+// so, and the caller decodes the chunk itself.
+//
+// Concurrency: an XORTimes is not safe for concurrent use. Index reads the
+// chunk under the rule of XORChunk.Iterator (the call must not overlap an
+// Append to the chunk; see the package documentation). The zero value is
+// ready to use.
+type XORTimes struct {
+	c    *XORChunk
+	it   xorIterator // decoder state after the last indexed sample
+	pos  int         // bit position of it after the last indexed sample
+	base int64       // time of the first sample
+	offs []uint32    // times of the indexed samples, minus base, ascending
+	bad  bool        // c cannot be indexed (see above)
+}
+
+// Index returns the position in c of its sample at time t, and whether c
+// has a sample at t. ok is false if c cannot be indexed; i and found are
+// then meaningless.
+func (x *XORTimes) Index(c *XORChunk, t int64) (i int, found, ok bool) {
+	if x.c != c {
+		x.restart(c)
+	}
+	if !x.extend() {
+		return 0, false, false
+	}
+	if len(x.offs) == 0 || t < x.base || t-x.base > math.MaxUint32 {
+		return 0, false, true
+	}
+	i, found = slices.BinarySearch(x.offs, uint32(t-x.base))
+	return i, found, true
+}
+
+// Reset drops the index and the chunk it refers to, keeping the buffer.
+func (x *XORTimes) Reset() {
+	x.restart(nil)
+}
+
+// restart points x at c with nothing indexed.
+func (x *XORTimes) restart(c *XORChunk) {
+	x.c, x.pos, x.base, x.bad = c, headerSize*8, 0, false
+	x.offs = x.offs[:0]
+	x.it = xorIterator{}
+	x.it.resetTo(nil, headerSize, 0)
+}
+
+// extend indexes the samples appended to x.c since the last call. It
+// returns false if x.c cannot be indexed.
+func (x *XORTimes) extend() bool {
+	if x.bad {
+		return false
+	}
+	b := x.c.w.buf
+	if len(b) < headerSize {
+		return len(x.offs) == 0
+	}
+	total := binary.BigEndian.Uint16(b)
+	switch {
+	case int(total) == len(x.offs):
+		return true
+	case int(total) < len(x.offs):
+		// Not the chunk that was indexed, though at the same address.
+		x.restart(x.c)
+	}
+	// Resume decoding where the last call stopped: the bits before x.pos
+	// are as they were (appends only add bits after them); the chunk's
+	// slice, sample count and last byte may have changed.
+	it := &x.it
+	it.total, it.done, it.err = total, false, nil
+	it.br.resetTo(b, x.pos/8, b[len(b)-1])
+	if skip := uint8(x.pos % 8); skip > 0 {
+		if _, n := it.br.peek(skip); n < skip {
+			x.bad = true
+			return false
+		}
+		it.br.skip(skip)
+	}
+	for it.Next() != ValNone {
+		t := it.t
+		switch {
+		case len(x.offs) == 0:
+			x.base = t
+		case t <= x.base+int64(x.offs[len(x.offs)-1]) || t-x.base > math.MaxUint32:
+			x.bad = true
+			return false
+		}
+		x.offs = append(x.offs, uint32(t-x.base))
+	}
+	if it.err != nil {
+		x.bad = true
+		return false
+	}
+	x.pos = it.br.bitPos()
+	return true
+}
