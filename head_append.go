@@ -526,7 +526,7 @@ func (a *headAppender) Commit() error {
 	// this commit took its ID does not wait for it, so the commit must see
 	// the raised bound.
 	minValid := h.minValidTime.Load()
-	appended := 0
+	appended, lateAdded := 0, 0
 	// The time range of the samples applied (not of those dropped): the
 	// head's range covers committed samples only.
 	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
@@ -541,7 +541,15 @@ func (a *headAppender) Commit() error {
 		reason := reasonOutOfBounds
 		late := false
 		switch {
-		case a.lateWindow > 0 && (p.t < minValid || p.t <= s.lastTLocked()):
+		case p.t >= minValid && p.t > s.lastTLocked():
+			// In order, the common case: first, so that the window costs
+			// it nothing.
+			if p.isFloat() {
+				reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
+			} else {
+				reason = s.appendHistogramLocked(h, p.st, p.t, p.h, p.fh, id, lowWatermark)
+			}
+		case a.lateWindow > 0:
 			// Late, or behind the appendable range (which a compaction
 			// may have raised since Append checked it): Append checked it
 			// against the window.
@@ -550,9 +558,15 @@ func (a *headAppender) Commit() error {
 			if lateAtAppend {
 				lateAt = lateAt[1:]
 			}
-			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend, &b.it)
+			var added bool
+			reason, added = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend, &b.it)
+			if added {
+				lateAdded++
+			}
 		case p.t < minValid:
 		case p.isFloat():
+			// Not after the series' newest: a no-op, out of order or a
+			// duplicate (appendFloatLocked tells which).
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:
 			reason = s.appendHistogramLocked(h, p.st, p.t, p.h, p.fh, id, lowWatermark)
@@ -606,6 +620,9 @@ func (a *headAppender) Commit() error {
 	h.iso.endCommit(&a.tx)
 	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
+	if lateAdded > 0 {
+		h.metrics.lateAppended.Add(float64(lateAdded))
+	}
 	if h.onCommit != nil {
 		h.onCommit()
 	}

@@ -103,15 +103,17 @@ func (s *memSeries) hasLateLocked() bool {
 // appendLateLocked adds p, a committed sample no later than the series'
 // newest, as a late sample with write ID id. It returns "" if p was added
 // or is already there (the same sample at the same time), else the reason
-// it is dropped. inOrder says whether to look for a sample at p's time in
+// it is dropped; added reports whether it was added (the caller counts
+// those in tsdb_head_late_samples_appended_total, once per commit: the
+// counter is shared by every writer). inOrder says whether to look for a sample at p's time in
 // the in-order chunks too, and it is the iterator to reuse for that (see
 // sampleAtLocked). Requires s.mu held; takes no lock.
-func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool, it *chunks.Iterator) (reason string) {
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool, it *chunks.Iterator) (reason string, added bool) {
 	if q, ok := s.sampleAtLocked(p.t, inOrder, it); ok {
 		if sameStoredSample(p, q) == errNoop {
-			return ""
+			return "", false
 		}
-		return reasonDuplicate
+		return reasonDuplicate, false
 	}
 	l := s.extraLocked().late
 	if l == nil {
@@ -130,8 +132,7 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 	ls := lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id}
 	i, _ := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
 	l.open = slices.Insert(l.open, i, ls)
-	h.metrics.lateAppended.Inc()
-	return ""
+	return "", true
 }
 
 func cmpInt64(a, b int64) int {
