@@ -8,16 +8,19 @@ import (
 
 // XORTimes indexes the sample times of one XORChunk, so that looking a
 // time up does not decode the chunk from its start. It is meant for a
-// chunk that is still being appended to: each lookup first indexes the
-// samples appended since the last one, resuming the decoder where it
-// stopped, so the whole chunk is decoded once however many lookups are
-// made. Asked about another chunk, it starts over with that one.
+// chunk that is still being appended to: a lookup past the last indexed
+// sample indexes the samples appended since, up to the time looked up,
+// resuming the decoder where it stopped, so each sample is decoded at most
+// once however many lookups are made (and those after the last time
+// looked up never are). Asked about another chunk, it starts over with
+// that one.
 //
 // Times are kept as uint32 offsets from the chunk's first sample (4 bytes
 // a sample; a head chunk spans at most a block range). A chunk whose
 // samples are more than math.MaxUint32 ms apart, whose times do not
-// increase, or that does not decode cannot be indexed: Index then says
-// so, and the caller decodes the chunk itself.
+// increase, or that does not decode cannot be indexed: once Index has
+// decoded that far, it says so, and the caller decodes the chunk itself.
+// (An XORAppender's chunk always has increasing times.)
 //
 // Concurrency: an XORTimes is not safe for concurrent use. Index reads the
 // chunk under the rule of XORChunk.Iterator (the call must not overlap an
@@ -39,8 +42,13 @@ func (x *XORTimes) Index(c *XORChunk, t int64) (i int, found, ok bool) {
 	if x.c != c {
 		x.restart(c)
 	}
-	if !x.extend() {
+	if x.bad {
 		return 0, false, false
+	}
+	if n := len(x.offs); n == 0 || t > x.base+int64(x.offs[n-1]) {
+		if !x.extend(t) {
+			return 0, false, false
+		}
 	}
 	if len(x.offs) == 0 || t < x.base || t-x.base > math.MaxUint32 {
 		return 0, false, true
@@ -62,12 +70,9 @@ func (x *XORTimes) restart(c *XORChunk) {
 	x.it.resetTo(nil, headerSize, 0)
 }
 
-// extend indexes the samples appended to x.c since the last call. It
-// returns false if x.c cannot be indexed.
-func (x *XORTimes) extend() bool {
-	if x.bad {
-		return false
-	}
+// extend indexes the samples appended to x.c since the last call, up to
+// the first at or after t. It returns false if x.c cannot be indexed.
+func (x *XORTimes) extend(t int64) bool {
 	b := x.c.w.buf
 	if len(b) < headerSize {
 		return len(x.offs) == 0
@@ -79,6 +84,11 @@ func (x *XORTimes) extend() bool {
 	case int(total) < len(x.offs):
 		// Not the chunk that was indexed, though at the same address.
 		x.restart(x.c)
+	}
+	if cap(x.offs) < int(total) {
+		// Room for the whole chunk and as much again: one allocation for
+		// a chunk that grows to twice the size it was first indexed at.
+		x.offs = slices.Grow(x.offs, 2*int(total)-len(x.offs))
 	}
 	// Resume decoding where the last call stopped: the bits before x.pos
 	// are as they were (appends only add bits after them); the chunk's
@@ -94,15 +104,18 @@ func (x *XORTimes) extend() bool {
 		it.br.skip(skip)
 	}
 	for it.Next() != ValNone {
-		t := it.t
+		ti := it.t
 		switch {
 		case len(x.offs) == 0:
-			x.base = t
-		case t <= x.base+int64(x.offs[len(x.offs)-1]) || t-x.base > math.MaxUint32:
+			x.base = ti
+		case ti <= x.base+int64(x.offs[len(x.offs)-1]) || ti-x.base > math.MaxUint32:
 			x.bad = true
 			return false
 		}
-		x.offs = append(x.offs, uint32(t-x.base))
+		x.offs = append(x.offs, uint32(ti-x.base))
+		if ti >= t {
+			break
+		}
 	}
 	if it.err != nil {
 		x.bad = true

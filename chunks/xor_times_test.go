@@ -114,12 +114,17 @@ func TestXORTimesChunks(t *testing.T) {
 func TestXORTimesCannotIndex(t *testing.T) {
 	wide := encode(t, []testSample{{T: 0}, {T: 1}, {T: math.MaxUint32 + 1}})
 	var x XORTimes
-	_, _, ok := x.Index(wide, 1)
+	i, found, ok := x.Index(wide, 1)
+	require.True(t, ok && found, "decoded up to 1 only")
+	require.Equal(t, 1, i)
+	_, _, ok = x.Index(wide, math.MaxUint32+1)
 	require.False(t, ok, "samples 2^32 ms apart")
+	_, _, ok = x.Index(wide, 1)
+	require.False(t, ok, "not indexable stays so")
 
 	// Decreasing times: Append does not check them.
 	dec := encode(t, []testSample{{T: 10}, {T: 20}, {T: 15}})
-	_, _, ok = x.Index(dec, 20)
+	_, _, ok = x.Index(dec, 21)
 	require.False(t, ok, "decreasing times")
 
 	c, err := FromData(EncXOR, []byte{0, 3, 0x02})
@@ -129,7 +134,7 @@ func TestXORTimesCannotIndex(t *testing.T) {
 
 	// A good chunk afterwards is indexed again.
 	good := encode(t, []testSample{{T: 5}, {T: 6}})
-	i, found, ok := x.Index(good, 6)
+	i, found, ok = x.Index(good, 6)
 	require.True(t, ok && found)
 	require.Equal(t, 1, i)
 }
