@@ -57,12 +57,12 @@ const lateOpenMax = 32
 
 // lateSeries is a series' late samples. It is guarded by the series' lock.
 type lateSeries struct {
+	// open holds the newest late samples, sorted by time.
+	open []lateSample
 	// chunks are closed late chunks, in the order they were cut. Readers
 	// may keep their chunk after dropping the series lock (it never
 	// changes); truncation replaces the slice.
 	chunks []lateChunk
-	// open holds the newest late samples, sorted by time.
-	open []lateSample
 	// openTimes indexes the times of the series' open in-order chunk while
 	// it is an XOR chunk, for sampleAtLocked: a late sample is nearly
 	// always at a time the chunk lacks, which the index tells without
@@ -105,15 +105,15 @@ func (s *memSeries) hasLateLocked() bool {
 // or is already there (the same sample at the same time), else the reason
 // it is dropped; added reports whether it was added (the caller counts
 // those in tsdb_head_late_samples_appended_total, once per commit: the
-// counter is shared by every writer). inOrder says whether to look for a sample at p's time in
-// the in-order chunks too, and it is the iterator to reuse for that (see
-// sampleAtLocked). Requires s.mu held; takes no lock.
+// counter is shared by every writer). inOrder says whether to look for a
+// sample at p's time in the in-order chunks too; it is the iterator to
+// reuse for decoding chunks (see sampleAtLocked). Requires s.mu held;
+// takes no lock.
 func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool, it *chunks.Iterator) (reason string, added bool) {
-	if q, ok := s.sampleAtLocked(p.t, inOrder, it); ok {
-		if sameStoredSample(p, q) == errNoop {
-			return "", false
+	if inOrder {
+		if q, ok := s.inOrderSampleAtLocked(p.t, it); ok {
+			return sameOrDuplicate(p, q), false
 		}
-		return reasonDuplicate, false
 	}
 	l := s.extraLocked().late
 	if l == nil {
@@ -123,16 +123,33 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 		l = &lateSeries{open: make([]lateSample, 0, 8)}
 		s.x.late = l
 	}
+	// One search of the open buffer finds a sample at p.t or p's place.
+	i, found := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
+	if found {
+		o := &l.open[i]
+		return sameOrDuplicate(p, &pendingSample{t: o.t, st: o.st, v: o.v, h: o.h, fh: o.fh}), false
+	}
+	if q, ok := s.lateChunkSampleAtLocked(p.t, it); ok {
+		return sameOrDuplicate(p, q), false
+	}
 	if len(l.open) >= lateOpenMax {
 		l.cut(h, lowWatermark)
+		i = 0
 	}
 	if !h.isolationOn {
 		id = 0 // every read sees everything: no ID to keep
 	}
-	ls := lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id}
-	i, _ := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
-	l.open = slices.Insert(l.open, i, ls)
+	l.open = slices.Insert(l.open, i, lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id})
 	return "", true
+}
+
+// sameOrDuplicate is appendLateLocked's verdict on p meeting q, a stored
+// sample at its time: "" if it is the same sample, else reasonDuplicate.
+func sameOrDuplicate(p, q *pendingSample) string {
+	if sameStoredSample(p, q) == errNoop {
+		return ""
+	}
+	return reasonDuplicate
 }
 
 func cmpInt64(a, b int64) int {
@@ -201,15 +218,9 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 // lateSeries.openTimes, which decodes the chunk once, not once per
 // lookup. Requires s.mu held.
 func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (*pendingSample, bool) {
-	if it == nil {
-		it = new(chunks.Iterator)
-	}
 	if inOrder {
-		i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
-		if i < len(s.chunks) && s.chunks[i].minTime <= t && s.inChunkLocked(i, t) {
-			if p, ok := chunkSampleAt(s.chunks[i].chunk, t, it); ok {
-				return p, true
-			}
+		if p, ok := s.inOrderSampleAtLocked(t, it); ok {
+			return p, true
 		}
 	}
 	if !s.hasLateLocked() {
@@ -222,8 +233,33 @@ func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (
 			return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
 		}
 	}
-	for j := range l.chunks {
-		if c := &l.chunks[j]; c.minTime <= t && t <= c.maxTime {
+	return s.lateChunkSampleAtLocked(t, it)
+}
+
+// inOrderSampleAtLocked is sampleAtLocked for the in-order chunks alone.
+// Requires s.mu held.
+func (s *memSeries) inOrderSampleAtLocked(t int64, it *chunks.Iterator) (*pendingSample, bool) {
+	i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
+	if i < len(s.chunks) && s.chunks[i].minTime <= t && s.inChunkLocked(i, t) {
+		if it == nil {
+			it = new(chunks.Iterator)
+		}
+		return chunkSampleAt(s.chunks[i].chunk, t, it)
+	}
+	return nil, false
+}
+
+// lateChunkSampleAtLocked is sampleAtLocked for the closed late chunks
+// alone. Requires s.mu held.
+func (s *memSeries) lateChunkSampleAtLocked(t int64, it *chunks.Iterator) (*pendingSample, bool) {
+	if !s.hasLateLocked() {
+		return nil, false
+	}
+	for j := range s.x.late.chunks {
+		if c := &s.x.late.chunks[j]; c.minTime <= t && t <= c.maxTime {
+			if it == nil {
+				it = new(chunks.Iterator)
+			}
 			if p, ok := chunkSampleAt(c.chunk, t, it); ok {
 				return p, true
 			}

@@ -27,12 +27,15 @@ import (
 // Append to the chunk; see the package documentation). The zero value is
 // ready to use.
 type XORTimes struct {
+	// What a lookup before the last indexed sample reads comes first, in
+	// one cache line.
 	c    *XORChunk
-	it   xorIterator // decoder state after the last indexed sample
-	pos  int         // bit position of it after the last indexed sample
-	base int64       // time of the first sample
-	offs []uint32    // times of the indexed samples, minus base, ascending
-	bad  bool        // c cannot be indexed (see above)
+	offs []uint32 // times of the indexed samples, minus base, ascending
+	base int64    // time of the first sample
+	bad  bool     // c cannot be indexed (see above)
+
+	pos int         // bit position of it after the last indexed sample
+	it  xorIterator // decoder state after the last indexed sample
 }
 
 // Index returns the position in c of its sample at time t, and whether c
