@@ -63,12 +63,14 @@ type lateSeries struct {
 	// may keep their chunk after dropping the series lock (it never
 	// changes); truncation replaces the slice.
 	chunks []lateChunk
-	// openTimes indexes the times of the series' open in-order chunk while
-	// it is an XOR chunk, for sampleAtLocked: a late sample is nearly
-	// always at a time the chunk lacks, which the index tells without
-	// decoding the chunk. It may refer to an older chunk; Index then
-	// starts over with the one it is asked about.
-	openTimes chunks.XORTimes
+	// times index the sample times of the series' newest two in-order
+	// chunks while they are XOR chunks, for sampleAtLocked: a late sample
+	// is nearly always at a time its chunk lacks, which the index tells
+	// without decoding the chunk, and 1 to 10 minutes late it falls into
+	// the open chunk or, after a cut, the one before. An index may refer
+	// to an older chunk; the lookup of a chunk neither refers to takes
+	// the one that refers to neither of the two (see timesLocked).
+	times [2]chunks.XORTimes
 }
 
 // lateChunk is an encoded run of late samples within one block range.
@@ -117,10 +119,10 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 	}
 	l := s.extraLocked().late
 	if l == nil {
-		// Room for a few samples at once (most series that get one late
-		// sample get more); the buffer grows to lateOpenMax and is reused
-		// after every cut.
-		l = &lateSeries{open: make([]lateSample, 0, 8)}
+		// The buffer at its full size at once: it is reused after every
+		// cut, and growing it (samples hold pointers) cost more than
+		// allocating it whole.
+		l = &lateSeries{open: make([]lateSample, 0, lateOpenMax)}
 		s.x.late = l
 	}
 	// One search of the open buffer finds a sample at p.t or p's place.
@@ -214,8 +216,8 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 // sampleAtLocked returns the series' sample at t, late or (if inOrder)
 // in-order, if it has one. it is an iterator to reuse for decoding chunks
 // (nil: allocate one); it is left pointing into one of the series' chunks.
-// A series with late samples looks t up in its open in-order chunk with
-// lateSeries.openTimes, which decodes the chunk once, not once per
+// A series with late samples looks t up in its newest two in-order chunks
+// with lateSeries.times, which decodes each chunk once, not once per
 // lookup. Requires s.mu held.
 func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (*pendingSample, bool) {
 	if inOrder {
@@ -269,19 +271,47 @@ func (s *memSeries) lateChunkSampleAtLocked(t int64, it *chunks.Iterator) (*pend
 }
 
 // inChunkLocked reports whether the in-order chunk i, whose time range
-// covers t, may hold a sample at t: false only if openTimes (of a series
-// with late samples) shows the open XOR chunk has none there. Requires
-// s.mu held.
+// covers t, may hold a sample at t: false only if lateSeries.times (of a
+// series with late samples) shows that chunk i, one of the newest two and
+// an XOR chunk, has none there. Requires s.mu held.
 func (s *memSeries) inChunkLocked(i int, t int64) bool {
-	if i != len(s.chunks)-1 || !s.hasLateLocked() {
+	n := len(s.chunks)
+	if i < n-2 || !s.hasLateLocked() {
 		return true
 	}
 	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
 	if !ok {
 		return true
 	}
-	_, found, indexed := s.x.late.openTimes.Index(c, t)
+	_, found, indexed := s.timesLocked(c).Index(c, t)
 	return found || !indexed
+}
+
+// timesLocked returns the index in lateSeries.times to look c, one of the
+// series' newest two in-order chunks, up in: the one that refers to c, else
+// one that refers to neither of the two. Requires s.mu held and the series
+// to have late samples.
+func (s *memSeries) timesLocked(c *chunks.XORChunk) *chunks.XORTimes {
+	ts := &s.x.late.times
+	switch {
+	case ts[0].Chunk() == c:
+		return &ts[0]
+	case ts[1].Chunk() == c:
+		return &ts[1]
+	}
+	// Keep the index of the other of the newest two chunks, if there is
+	// one: chunks only ever move out of the newest two.
+	var other *chunks.XORChunk
+	if n := len(s.chunks); n >= 2 {
+		other, _ = s.chunks[n-1].chunk.(*chunks.XORChunk)
+		if other == c {
+			other, _ = s.chunks[n-2].chunk.(*chunks.XORChunk)
+		}
+	}
+	if other != nil && ts[0].Chunk() == other {
+		return &ts[1]
+	}
+	return &ts[0]
 }
 
 // sameStoredSample is sameTimeOrder for q read back from a chunk (by

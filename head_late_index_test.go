@@ -122,3 +122,55 @@ func TestLateOpenChunkIndex(t *testing.T) {
 	requireSameSamples(t, map[string][]sample{lset.String(): want}, fullRead(t, db))
 	require.NoError(t, db.head.checkInvariants(false))
 }
+
+// TestLateTimesSlots checks timesLocked: the newest two in-order chunks
+// get an index each, which lookups alternating between them keep, and
+// after a cut the new open chunk takes the index of the chunk that left
+// the newest two.
+func TestLateTimesSlots(t *testing.T) {
+	db, err := Open("data", nil, nil, lateOpts(vfs.NewMemFS(), time.Hour))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	lset := labels.FromStrings("__name__", "slots")
+	ts := int64(0)
+	appendN := func(n int) {
+		app := db.Appender(context.Background())
+		for range n {
+			ts += 15_000
+			_, err := app.Append(0, lset, ts, float64(ts))
+			require.NoError(t, err)
+		}
+		require.NoError(t, app.Commit())
+	}
+	appendN(250) // three chunks: 120, 120, 10
+	app := db.Appender(context.Background())
+	_, err = app.Append(0, lset, ts-7_500, 1) // late: the series gets its lateSeries
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	s := db.head.series.getByHash(lset.Hash(), lset)
+	xor := func(i int) *chunks.XORChunk { return s.chunks[i].chunk.(*chunks.XORChunk) }
+	look := func(c *chunks.XORChunk) *chunks.XORTimes {
+		x := s.timesLocked(c)
+		_, _, ok := x.Index(c, ts)
+		require.True(t, ok)
+		return x
+	}
+	s.mu.Lock()
+	require.Len(t, s.chunks, 3)
+	open, prev := look(xor(2)), look(xor(1))
+	require.NotSame(t, open, prev)
+	for range 3 {
+		require.Same(t, open, look(xor(2)))
+		require.Same(t, prev, look(xor(1)))
+	}
+	s.mu.Unlock()
+
+	appendN(115) // a fourth chunk: the third is the previous one now
+	s.mu.Lock()
+	require.Len(t, s.chunks, 4)
+	require.Same(t, open, look(xor(2)), "the previous chunk keeps its index")
+	require.Same(t, prev, look(xor(3)), "the new open chunk takes the one of the chunk that left the newest two")
+	require.Same(t, open, look(xor(2)))
+	s.mu.Unlock()
+}

@@ -60,6 +60,9 @@ func (x *XORTimes) Index(c *XORChunk, t int64) (i int, found, ok bool) {
 	return i, found, true
 }
 
+// Chunk returns the chunk x indexes, nil if none.
+func (x *XORTimes) Chunk() *XORChunk { return x.c }
+
 // Reset drops the index and the chunk it refers to, keeping the buffer.
 func (x *XORTimes) Reset() {
 	x.restart(nil)
