@@ -138,3 +138,27 @@ func TestXORTimesCannotIndex(t *testing.T) {
 	require.True(t, ok && found)
 	require.Equal(t, 1, i)
 }
+
+// TestXORAppenderNumSamples checks that the sample count an XORAppender
+// keeps matches the chunk's header: after appends, for an appender
+// resumed on the chunk, and at MaxSamples, where Append is ignored.
+func TestXORAppenderNumSamples(t *testing.T) {
+	c := NewXORChunk()
+	app, err := c.XORAppender()
+	require.NoError(t, err)
+	require.Equal(t, 0, app.NumSamples())
+	for i := range MaxSamples {
+		app.Append(int64(i), float64(i%7))
+		if i%4099 == 0 {
+			require.Equal(t, c.NumSamples(), app.NumSamples())
+			resumed, err := c.XORAppender()
+			require.NoError(t, err)
+			require.Equal(t, i+1, resumed.NumSamples())
+			app = resumed
+		}
+	}
+	require.Equal(t, MaxSamples, app.NumSamples())
+	app.Append(MaxSamples, 1)
+	require.Equal(t, MaxSamples, app.NumSamples())
+	require.Equal(t, MaxSamples, c.NumSamples())
+}
