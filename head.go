@@ -451,11 +451,13 @@ func (s *memSeries) appendLocked(h *head, t int64, v float64, id, lowWatermark u
 			return s.appendHistogramLocked(h, 0, t, hh, fh, id, lowWatermark)
 		}
 		s.cutChunkLocked(h, t)
+		if s.x != nil {
+			s.x.lastH, s.x.lastFH = nil, nil
+		}
 	}
+	// Past the cut, s.x is not touched (see xorOpenInvariant): a late
+	// series' seriesExtra would cost a cache miss on every sample.
 	s.app.Append(t, v)
-	if s.x != nil {
-		s.x.lastH, s.x.lastFH = nil, nil
-	}
 	s.appendedLocked(h, t, id, lowWatermark)
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
 )
@@ -167,6 +168,11 @@ type appendBatch struct {
 	// check of the next one (nil until the first exemplar).
 	exemplars    []pendingExemplar
 	lastExemplar map[SeriesRef]int
+	// it is reused by Append and Commit to decode chunks when they look for
+	// a sample at a late sample's time (memSeries.sampleAtLocked). It may
+	// point into a chunk of a series after that series' lock is released,
+	// but it is only used under the lock of the series it is reset to.
+	it chunks.Iterator
 }
 
 // headAppender is the head's Appender. It holds no write ID until Commit
@@ -395,7 +401,7 @@ func (a *headAppender) lateAppendableLocked(s *memSeries, p *pendingSample) erro
 	if p.t < a.lateMin {
 		return ErrTooOldSample
 	}
-	if q, ok := s.sampleAtLocked(p.t, true); ok {
+	if q, ok := s.sampleAtLocked(p.t, true, &a.it); ok {
 		return sameStoredSample(p, q)
 	}
 	return nil
@@ -525,7 +531,7 @@ func (a *headAppender) Commit() error {
 	// this commit took its ID does not wait for it, so the commit must see
 	// the raised bound.
 	minValid := h.minValidTime.Load()
-	appended := 0
+	appended, lateAdded := 0, 0
 	// The time range of the samples applied (not of those dropped): the
 	// head's range covers committed samples only.
 	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
@@ -540,7 +546,15 @@ func (a *headAppender) Commit() error {
 		reason := reasonOutOfBounds
 		late := false
 		switch {
-		case a.lateWindow > 0 && (p.t < minValid || p.t <= s.lastTLocked()):
+		case p.t >= minValid && p.t > s.lastTLocked():
+			// In order, the common case: first, so that the window costs
+			// it nothing.
+			if p.isFloat() {
+				reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
+			} else {
+				reason = s.appendHistogramLocked(h, p.st, p.t, p.h, p.fh, id, lowWatermark)
+			}
+		case a.lateWindow > 0:
 			// Late, or behind the appendable range (which a compaction
 			// may have raised since Append checked it): Append checked it
 			// against the window.
@@ -549,9 +563,15 @@ func (a *headAppender) Commit() error {
 			if lateAtAppend {
 				lateAt = lateAt[1:]
 			}
-			reason = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend)
+			var added bool
+			reason, added = s.appendLateLocked(h, p, id, lowWatermark, !lateAtAppend, &b.it)
+			if added {
+				lateAdded++
+			}
 		case p.t < minValid:
 		case p.isFloat():
+			// Not after the series' newest: a no-op, out of order or a
+			// duplicate (appendFloatLocked tells which).
 			reason = s.appendFloatLocked(h, p.st, p.t, p.v, id, lowWatermark)
 		default:
 			reason = s.appendHistogramLocked(h, p.st, p.t, p.h, p.fh, id, lowWatermark)
@@ -605,6 +625,9 @@ func (a *headAppender) Commit() error {
 	h.iso.endCommit(&a.tx)
 	h.assertCommitInvariants(b)
 	h.metrics.samplesAppended.Add(float64(appended))
+	if lateAdded > 0 {
+		h.metrics.lateAppended.Add(float64(lateAdded))
+	}
 	if h.onCommit != nil {
 		h.onCommit()
 	}

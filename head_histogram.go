@@ -34,6 +34,14 @@ import (
 // appenders of the encodings other than XOR (native histograms, and floats
 // with start times in XOR2), and its late samples (head_late.go). It is
 // allocated with the first such sample and guarded by the series' mutex.
+//
+// xorOpenInvariant: while the open chunk is an XOR chunk (memSeries.app is
+// set), xor2, happ, fapp, lastH and lastFH are all nil. So a plain float
+// appended to that chunk needs nothing of seriesExtra, and appendLocked
+// does not touch it (a late series has one, in another cache line) once
+// the chunk is open; the cut that opens an XOR chunk clears them
+// (openChunkLocked the appenders, appendLocked lastH and lastFH). Checked
+// under -tags invariants (checkAppendersLocked).
 type seriesExtra struct {
 	// xor2 appends to the open chunk if it is an XOR2 chunk (floats with
 	// start times); xor2Last holds the bits of its last value.
@@ -122,7 +130,10 @@ func (s *memSeries) extraLocked() *seriesExtra {
 // st (0 for none): the XOR2 path if st is set or the open chunk is XOR2,
 // appendLocked's otherwise. Requires s.mu held; takes no lock.
 func (s *memSeries) appendFloatLocked(h *head, st, t int64, v float64, id, lowWatermark uint64) (reason string) {
-	if st == 0 && (s.x == nil || s.x.xor2 == nil) {
+	// With an open XOR chunk (s.app set) the series has no XOR2 appender
+	// (xorOpenInvariant), so a plain float goes to appendLocked without a
+	// look at s.x.
+	if st == 0 && (s.app != nil || s.x == nil || s.x.xor2 == nil) {
 		return s.appendLocked(h, t, v, id, lowWatermark)
 	}
 	if t <= s.lastTLocked() {

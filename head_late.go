@@ -57,12 +57,20 @@ const lateOpenMax = 32
 
 // lateSeries is a series' late samples. It is guarded by the series' lock.
 type lateSeries struct {
+	// open holds the newest late samples, sorted by time.
+	open []lateSample
 	// chunks are closed late chunks, in the order they were cut. Readers
 	// may keep their chunk after dropping the series lock (it never
 	// changes); truncation replaces the slice.
 	chunks []lateChunk
-	// open holds the newest late samples, sorted by time.
-	open []lateSample
+	// times index the sample times of the series' newest two in-order
+	// chunks while they are XOR chunks, for sampleAtLocked: a late sample
+	// is nearly always at a time its chunk lacks, which the index tells
+	// without decoding the chunk, and 1 to 10 minutes late it falls into
+	// the open chunk or, after a cut, the one before. An index may refer
+	// to an older chunk; the lookup of a chunk neither refers to takes
+	// the one that refers to neither of the two (see timesLocked).
+	times [2]chunks.XORTimes
 }
 
 // lateChunk is an encoded run of late samples within one block range.
@@ -97,32 +105,53 @@ func (s *memSeries) hasLateLocked() bool {
 // appendLateLocked adds p, a committed sample no later than the series'
 // newest, as a late sample with write ID id. It returns "" if p was added
 // or is already there (the same sample at the same time), else the reason
-// it is dropped. inOrder says whether to look for a sample at p's time in
-// the in-order chunks too (see sampleAtLocked). Requires s.mu held; takes
-// no lock.
-func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool) (reason string) {
-	if q, ok := s.sampleAtLocked(p.t, inOrder); ok {
-		if sameStoredSample(p, q) == errNoop {
-			return ""
+// it is dropped; added reports whether it was added (the caller counts
+// those in tsdb_head_late_samples_appended_total, once per commit: the
+// counter is shared by every writer). inOrder says whether to look for a
+// sample at p's time in the in-order chunks too; it is the iterator to
+// reuse for decoding chunks (see sampleAtLocked). Requires s.mu held;
+// takes no lock.
+func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark uint64, inOrder bool, it *chunks.Iterator) (reason string, added bool) {
+	if inOrder {
+		if q, ok := s.inOrderSampleAtLocked(p.t, it); ok {
+			return sameOrDuplicate(p, q), false
 		}
-		return reasonDuplicate
 	}
 	l := s.extraLocked().late
 	if l == nil {
-		l = &lateSeries{}
+		// The buffer at its full size at once: it is reused after every
+		// cut, and growing it (samples hold pointers) cost more than
+		// allocating it whole.
+		l = &lateSeries{open: make([]lateSample, 0, lateOpenMax)}
 		s.x.late = l
+	}
+	// One search of the open buffer finds a sample at p.t or p's place.
+	i, found := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
+	if found {
+		o := &l.open[i]
+		return sameOrDuplicate(p, &pendingSample{t: o.t, st: o.st, v: o.v, h: o.h, fh: o.fh}), false
+	}
+	if q, ok := s.lateChunkSampleAtLocked(p.t, it); ok {
+		return sameOrDuplicate(p, q), false
 	}
 	if len(l.open) >= lateOpenMax {
 		l.cut(h, lowWatermark)
+		i = 0
 	}
 	if !h.isolationOn {
 		id = 0 // every read sees everything: no ID to keep
 	}
-	ls := lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id}
-	i, _ := slices.BinarySearchFunc(l.open, p.t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) })
-	l.open = slices.Insert(l.open, i, ls)
-	h.metrics.lateAppended.Inc()
-	return ""
+	l.open = slices.Insert(l.open, i, lateSample{t: p.t, st: p.st, v: p.v, h: p.h, fh: p.fh, id: id})
+	return "", true
+}
+
+// sameOrDuplicate is appendLateLocked's verdict on p meeting q, a stored
+// sample at its time: "" if it is the same sample, else reasonDuplicate.
+func sameOrDuplicate(p, q *pendingSample) string {
+	if sameStoredSample(p, q) == errNoop {
+		return ""
+	}
+	return reasonDuplicate
 }
 
 func cmpInt64(a, b int64) int {
@@ -185,32 +214,104 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 }
 
 // sampleAtLocked returns the series' sample at t, late or (if inOrder)
-// in-order, if it has one. Requires s.mu held.
-func (s *memSeries) sampleAtLocked(t int64, inOrder bool) (*pendingSample, bool) {
+// in-order, if it has one. it is an iterator to reuse for decoding chunks
+// (nil: allocate one); it is left pointing into one of the series' chunks.
+// A series with late samples looks t up in its newest two in-order chunks
+// with lateSeries.times, which decodes each chunk once, not once per
+// lookup. Requires s.mu held.
+func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (*pendingSample, bool) {
 	if inOrder {
-		i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
-		if i < len(s.chunks) && s.chunks[i].minTime <= t {
-			if p, ok := chunkSampleAt(s.chunks[i].chunk, t); ok {
-				return p, true
-			}
+		if p, ok := s.inOrderSampleAtLocked(t, it); ok {
+			return p, true
 		}
 	}
 	if !s.hasLateLocked() {
 		return nil, false
 	}
 	l := s.x.late
-	if j, ok := slices.BinarySearchFunc(l.open, t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) }); ok {
-		o := &l.open[j]
-		return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
+	if n := len(l.open); n > 0 && l.open[0].t <= t && t <= l.open[n-1].t {
+		if j, ok := slices.BinarySearchFunc(l.open, t, func(a lateSample, t int64) int { return cmpInt64(a.t, t) }); ok {
+			o := &l.open[j]
+			return &pendingSample{t: t, st: o.st, v: o.v, h: o.h, fh: o.fh}, true
+		}
 	}
-	for j := range l.chunks {
-		if c := &l.chunks[j]; c.minTime <= t && t <= c.maxTime {
-			if p, ok := chunkSampleAt(c.chunk, t); ok {
+	return s.lateChunkSampleAtLocked(t, it)
+}
+
+// inOrderSampleAtLocked is sampleAtLocked for the in-order chunks alone.
+// Requires s.mu held.
+func (s *memSeries) inOrderSampleAtLocked(t int64, it *chunks.Iterator) (*pendingSample, bool) {
+	i, _ := slices.BinarySearchFunc(s.chunks, t, func(c memChunk, t int64) int { return cmpInt64(c.maxTime, t) })
+	if i < len(s.chunks) && s.chunks[i].minTime <= t && s.inChunkLocked(i, t) {
+		if it == nil {
+			it = new(chunks.Iterator)
+		}
+		return chunkSampleAt(s.chunks[i].chunk, t, it)
+	}
+	return nil, false
+}
+
+// lateChunkSampleAtLocked is sampleAtLocked for the closed late chunks
+// alone. Requires s.mu held.
+func (s *memSeries) lateChunkSampleAtLocked(t int64, it *chunks.Iterator) (*pendingSample, bool) {
+	if !s.hasLateLocked() {
+		return nil, false
+	}
+	for j := range s.x.late.chunks {
+		if c := &s.x.late.chunks[j]; c.minTime <= t && t <= c.maxTime {
+			if it == nil {
+				it = new(chunks.Iterator)
+			}
+			if p, ok := chunkSampleAt(c.chunk, t, it); ok {
 				return p, true
 			}
 		}
 	}
 	return nil, false
+}
+
+// inChunkLocked reports whether the in-order chunk i, whose time range
+// covers t, may hold a sample at t: false only if lateSeries.times (of a
+// series with late samples) shows that chunk i, one of the newest two and
+// an XOR chunk, has none there. Requires s.mu held.
+func (s *memSeries) inChunkLocked(i int, t int64) bool {
+	n := len(s.chunks)
+	if i < n-2 || !s.hasLateLocked() {
+		return true
+	}
+	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
+	if !ok {
+		return true
+	}
+	_, found, indexed := s.timesLocked(c).Index(c, t)
+	return found || !indexed
+}
+
+// timesLocked returns the index in lateSeries.times to look c, one of the
+// series' newest two in-order chunks, up in: the one that refers to c, else
+// one that refers to neither of the two. Requires s.mu held and the series
+// to have late samples.
+func (s *memSeries) timesLocked(c *chunks.XORChunk) *chunks.XORTimes {
+	ts := &s.x.late.times
+	switch {
+	case ts[0].Chunk() == c:
+		return &ts[0]
+	case ts[1].Chunk() == c:
+		return &ts[1]
+	}
+	// Keep the index of the other of the newest two chunks, if there is
+	// one: chunks only ever move out of the newest two.
+	var other *chunks.XORChunk
+	if n := len(s.chunks); n >= 2 {
+		other, _ = s.chunks[n-1].chunk.(*chunks.XORChunk)
+		if other == c {
+			other, _ = s.chunks[n-2].chunk.(*chunks.XORChunk)
+		}
+	}
+	if other != nil && ts[0].Chunk() == other {
+		return &ts[1]
+	}
+	return &ts[0]
 }
 
 // sameStoredSample is sameTimeOrder for q read back from a chunk (by
@@ -262,10 +363,12 @@ func sameNonEmptyBuckets[C uint64 | float64](a, b iter.Seq[histogram.Bucket[C]])
 	})
 }
 
-// chunkSampleAt returns the sample of c at t, if it has one. The caller
-// holds the lock of c's series if c is open.
-func chunkSampleAt(c chunks.Chunk, t int64) (*pendingSample, bool) {
-	it := c.Iterator(nil)
+// chunkSampleAt returns the sample of c at t, if it has one, decoding c
+// with *reuse (which it sets to the iterator it used). The caller holds the
+// lock of c's series if c is open.
+func chunkSampleAt(c chunks.Chunk, t int64, reuse *chunks.Iterator) (*pendingSample, bool) {
+	it := c.Iterator(*reuse)
+	*reuse = it
 	vt := it.Seek(t)
 	if vt == chunks.ValNone || it.AtT() != t {
 		return nil, false

@@ -177,6 +177,9 @@ func (r *ringIDs) checkLocked(h *head, s *memSeries) error {
 	if err != nil {
 		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
 	}
+	if err := s.checkAppendersLocked(); err != nil {
+		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
+	}
 	lateHighest, err := s.checkLateLocked(h)
 	if err != nil {
 		return fmt.Errorf("head: series %d %s: %w", s.ref, s.lset, err)
@@ -188,6 +191,22 @@ func (r *ringIDs) checkLocked(h *head, s *memSeries) error {
 	highest = max(highest, lateHighest, metaHighest)
 	if highest > r.highest {
 		r.highest, r.in = highest, s
+	}
+	return nil
+}
+
+// checkAppendersLocked checks xorOpenInvariant: with an open XOR chunk
+// (s.app set), s.x holds no other appender and no histogram as the newest
+// sample, and the open chunk is an XOR chunk. Requires s.mu held.
+func (s *memSeries) checkAppendersLocked() error {
+	if s.app == nil {
+		return nil
+	}
+	if n := len(s.chunks); n == 0 || s.chunks[n-1].chunk.Encoding() != chunks.EncXOR {
+		return fmt.Errorf("XOR appender without an open XOR chunk")
+	}
+	if x := s.x; x != nil && (x.xor2 != nil || x.happ != nil || x.fapp != nil || x.lastH != nil || x.lastFH != nil) {
+		return fmt.Errorf("open XOR chunk, but seriesExtra has another appender or a histogram as the newest sample")
 	}
 	return nil
 }

@@ -678,7 +678,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 	defer rp.wg.Done()
 	h := rp.h
 	for batch := range ch {
-		var applied, unknown, dropped int64
+		var applied, unknown, dropped, lateAdded int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 		collect := rp.collectLate.Load()
 		var late []seriesTime
@@ -716,7 +716,11 @@ func (rp *replayer) work(ch <-chan []walSample) {
 				if x != nil {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
-				reason = s.appendLateLocked(h, &p, 0, 0, true)
+				var added bool
+				reason, added = s.appendLateLocked(h, &p, 0, 0, true, nil)
+				if added {
+					lateAdded++
+				}
 				// Those before minValid are not collected: most are copies of
 				// what a block holds (the WAL keeps them until a checkpoint).
 				if collect && reason == "" && smp.t >= minValid {
@@ -744,6 +748,9 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			rp.lateMu.Lock()
 			rp.late = append(rp.late, late...)
 			rp.lateMu.Unlock()
+		}
+		if lateAdded > 0 {
+			h.metrics.lateAppended.Add(float64(lateAdded))
 		}
 		rp.samples.Add(applied)
 		rp.unknown.Add(unknown)

@@ -329,7 +329,7 @@ func (h *head) recopyLate(l *wblLog, missing []seriesTime) error {
 				continue
 			}
 			s.mu.Lock()
-			p, ok := s.sampleAtLocked(st.t, true)
+			p, ok := s.sampleAtLocked(st.t, true, &b.it)
 			s.mu.Unlock()
 			if !ok {
 				continue

@@ -131,5 +131,6 @@ func (c *XORChunk) XORAppender() (*XORAppender, error) {
 		tDelta:   it.tDelta,
 		leading:  it.leading,
 		trailing: it.trailing,
+		num:      it.read,
 	}, nil
 }

@@ -21,6 +21,12 @@ type XORAppender struct {
 	t      int64  // time of the last sample
 	vbits  uint64 // value bits of the last sample
 	tDelta uint64 // time delta between the last two samples (0 if < 2)
+	// num is the chunk's sample count, as its header holds it: Append and
+	// NumSamples read it here, not from the chunk's first bytes, which
+	// are in another cache line than its end once it has grown (Append
+	// still writes the header, for readers). Only this appender writes to
+	// the chunk, so the two stay equal.
+	num uint16
 
 	// leading and trailing describe the window of significant bits that
 	// the last explicit XOR header set up: leading zero bits (capped at
@@ -38,7 +44,7 @@ func (a *XORAppender) LastValueBits() uint64 { return a.vbits }
 // It allocates only when the chunk's byte slice has to grow.
 func (a *XORAppender) Append(t int64, v float64) {
 	w := &a.c.w
-	num := binary.BigEndian.Uint16(w.buf)
+	num := a.num
 	if num == MaxSamples {
 		return
 	}
@@ -63,7 +69,7 @@ func (a *XORAppender) Append(t int64, v float64) {
 		a.writeDoD(int64(tDelta - a.tDelta))
 		a.writeValue(vbits)
 	}
-	a.t, a.vbits, a.tDelta = t, vbits, tDelta
+	a.t, a.vbits, a.tDelta, a.num = t, vbits, tDelta, num+1
 	binary.BigEndian.PutUint16(w.buf, num+1)
 }
 
@@ -127,4 +133,4 @@ func (a *XORAppender) writeValue(vbits uint64) {
 }
 
 // NumSamples returns the number of samples in the appender's chunk.
-func (a *XORAppender) NumSamples() int { return a.c.NumSamples() }
+func (a *XORAppender) NumSamples() int { return int(a.num) }
