@@ -66,6 +66,11 @@ func TestWALFaults(t *testing.T) {
 				fsys.SetHook(nil)
 				err = w.commit(db, failedAt+1)
 				require.ErrorIs(t, err, ErrWAL, "later commits say the DB must be reopened")
+				// The failed commits released their write IDs (a leaked one
+				// would hold back the low watermark, and compaction, which
+				// waits for the commits in flight, forever).
+				_, inflight := db.head.iso.stats()
+				require.Zero(t, inflight, "commits in flight after the failed ones returned")
 				_ = db.Close() // may report the sticky WAL failure
 
 				// A reopen (after a crash, even) has every acknowledged commit.
