@@ -514,14 +514,21 @@ func (a *headAppender) Commit() error {
 	}
 	// The write ID is taken even with isolation off: compaction waits for
 	// the commits in flight before it reads a range, and the WAL
-	// checkpoint for those whose records it checkpoints (isolation.go).
-	lowWatermark := h.iso.beginCommit(&a.tx)
-	if h.wal != nil {
-		if err := a.logCommit(); err != nil {
-			b.clearPending()
+	// checkpoint for those whose records it checkpoints. So it is taken
+	// under the WAL's lock, just before the records are written
+	// (isolation.go): not earlier, or commits waiting for that lock would
+	// hold IDs, and the low watermark, back.
+	var lowWatermark uint64
+	begun := false
+	begin := func() { lowWatermark, begun = h.iso.beginCommit(&a.tx), true }
+	if h.wal == nil {
+		begin()
+	} else if err := a.logCommit(begin); err != nil {
+		b.clearPending()
+		if begun {
 			h.iso.endCommit(&a.tx)
-			return fmt.Errorf("tsdb: commit: %w", err)
 		}
+		return fmt.Errorf("tsdb: commit: %w", err)
 	}
 	if h.loggedHook != nil {
 		h.loggedHook(a)

@@ -14,9 +14,9 @@ import (
 //
 // Write IDs. Every commit that applies at least one sample or metadata
 // update takes a write ID from a counter that starts at 1 when the DB
-// opens, before it writes its WAL records, and releases it when it has
-// applied them all (a commit whose WAL write fails releases it having
-// applied nothing). Appenders that are idle, slow or leaked hold
+// opens, under the WAL's lock just before it writes its WAL records, and
+// releases it when it has applied them all (a commit whose WAL write fails
+// releases it having applied nothing). Appenders that are idle, slow or leaked hold
 // nothing; Rollback and empty commits (an unchanged metadata update buffers
 // nothing) take no ID. Samples replayed from the WAL or read from blocks carry
 // ID 0, which every read sees.
@@ -79,10 +79,10 @@ import (
 // the same sample. A querier created before reads the head only, and the
 // truncation waits for it.
 //
-// Commits and WAL checkpoints. Because the ID is taken before the WAL
-// records are written, every commit whose records are in a WAL segment
-// holds an ID no higher than the high watermark read after the segment was
-// closed. The checkpoint waits for those commits before it looks at which
+// Commits and WAL checkpoints. Because the ID is taken under the WAL's lock
+// before the records are written, every commit whose records are in a WAL
+// segment holds an ID no higher than the high watermark read after the
+// segment was closed. The checkpoint waits for those commits before it looks at which
 // series hold late samples (wal_checkpoint.go). Otherwise a commit logged
 // before a head compaction and applied after it could put a sample behind
 // the new block range, as a late one, while the checkpoint of its segment

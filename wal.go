@@ -182,8 +182,10 @@ type walScratch struct {
 	mrec    []byte // encoding buffer of the Metadata record
 }
 
-// logCommit writes the transaction's new series and samples to the WAL.
-func (a *headAppender) logCommit() error {
+// logCommit writes the transaction's new series and samples to the WAL,
+// calling first (if not nil) under the WAL's lock just before it writes
+// them, and not at all if the WAL is closed or failed.
+func (a *headAppender) logCommit(first func()) error {
 	h := a.head
 	sc, _ := h.walScratch.Get().(*walScratch)
 	if sc == nil {
@@ -239,7 +241,7 @@ func (a *headAppender) logCommit() error {
 		recs = append(recs, sc.recs[1])
 	}
 	sc.group = recs
-	err := h.wal.Log(recs...)
+	err := h.wal.LogAfter(first, recs...)
 	clear(sc.hs) // drop histogram references
 	clear(sc.fhs)
 	clear(sc.exs) // and label references

@@ -16,10 +16,23 @@ import (
 // On error the WL is failed (see WL): the returned error wraps
 // ErrWriteFailed and the cause, and every later Log returns the same error.
 func (w *WL) Log(recs ...[]byte) error {
+	return w.LogAfter(nil, recs...)
+}
+
+// LogAfter is Log calling first, if not nil, once the log is known to be
+// writable, with the lock held, just before the records are written: what
+// first does is ordered with the records' place in the log (it happens
+// before every later Log, NextSegment or Segments call returns, and after
+// every earlier one). first is not called if LogAfter returns an error
+// before writing (the WL is closed or failed). first must not call the WL.
+func (w *WL) LogAfter(first func(), recs ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.checkWritableLocked(); err != nil {
 		return err
+	}
+	if first != nil {
+		first()
 	}
 	if len(recs) == 0 {
 		return nil
