@@ -1,6 +1,8 @@
 package tsdb
 
 import (
+	"math"
+
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
@@ -83,12 +85,23 @@ type mergedSeries struct {
 
 func (s *mergedSeries) Labels() labels.Labels { return s.lset }
 
-func (s *mergedSeries) Iterator(chunks.Iterator) chunks.Iterator {
-	its := make([]chunks.Iterator, len(s.series))
-	for i, ser := range s.series {
-		its[i] = ser.Iterator(nil)
+// Iterator returns a merge of the sources' iterators. It reuses a
+// mergeIterator passed in, and the sources' iterators in it.
+func (s *mergedSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	m, ok := reuse.(*mergeIterator)
+	if !ok {
+		m = &mergeIterator{}
 	}
-	return newMergeIterator(its)
+	its := m.its[:0]
+	for i, ser := range s.series {
+		var old chunks.Iterator
+		if i < len(m.its) {
+			old = m.its[i]
+		}
+		its = append(its, ser.Iterator(old))
+	}
+	m.reset(its)
+	return m
 }
 
 // mergeIterator merges iterators by time. Where several have a sample at
@@ -96,38 +109,67 @@ func (s *mergedSeries) Iterator(chunks.Iterator) chunks.Iterator {
 // skipped: overlapping blocks hold copies of the same samples. Samples keep
 // their value type.
 //
-// Invariant: valid is true exactly when the iterator is positioned on a
-// sample; then vt is its type, t its time, and v (ValFloat), h
-// (ValHistogram) or fh (ValFloatHistogram) a copy of its value: the
-// iterator it came from has already moved on.
+// The iterator the current sample comes from (lead) stays positioned on it,
+// and the accessors read it there. next is the smallest time among the
+// other iterators' positions, so while the lead's following sample is
+// before next, Next takes it without looking at the others: sources that do
+// not overlap in time (a series in consecutive blocks and the head) cost
+// one comparison a sample, not a scan of every source.
+//
+// Invariant: when valid, lead is the source of the current sample, cur[lead]
+// its type, no other iterator is positioned at a time at or before it and
+// next is the least time of the positioned others (math.MaxInt64 if none).
+// cur[i] is ValNone for an exhausted iterator.
 type mergeIterator struct {
 	its   []chunks.Iterator
-	cur   []chunks.ValueType // type of the sample its[i] is on and that is not yet returned; ValNone if none
+	cur   []chunks.ValueType // type of the sample its[i] is positioned on; ValNone if exhausted (or not begun)
+	lead  int
+	next  int64
 	vt    chunks.ValueType
-	t, st int64
-	v     float64
-	h     *histogram.Histogram
-	fh    *histogram.FloatHistogram
 	valid bool
-	err   error
 	begun bool
+	err   error
 }
 
 func newMergeIterator(its []chunks.Iterator) *mergeIterator {
 	return &mergeIterator{its: its, cur: make([]chunks.ValueType, len(its))}
 }
 
-func (m *mergeIterator) start() {
-	if !m.begun {
+// reset makes m a fresh iterator over its, keeping m's slices.
+func (m *mergeIterator) reset(its []chunks.Iterator) {
+	*m = mergeIterator{its: its, cur: m.cur[:0]}
+	for range its {
+		m.cur = append(m.cur, chunks.ValNone)
+	}
+}
+
+// Next advances to the next sample; see chunks.Iterator.
+func (m *mergeIterator) Next() chunks.ValueType {
+	switch {
+	case !m.begun:
 		m.begun = true
 		for i, it := range m.its {
 			m.cur[i] = it.Next()
 		}
+	case m.valid:
+		l := m.lead
+		if m.cur[l] = m.its[l].Next(); m.cur[l] == chunks.ValNone {
+			if err := m.its[l].Err(); err != nil {
+				return m.fail(err)
+			}
+		} else if m.its[l].AtT() < m.next {
+			m.vt = m.cur[l]
+			return m.vt
+		}
+	case m.err != nil:
+		return chunks.ValNone
 	}
+	return m.choose()
 }
 
-// pick returns the next sample from the positioned iterators.
-func (m *mergeIterator) pick() bool {
+// choose positions m on the earliest sample among the iterators' positions,
+// moving past the copies of it in later iterators.
+func (m *mergeIterator) choose() chunks.ValueType {
 	best := -1
 	var bt int64
 	for i, it := range m.its {
@@ -141,57 +183,59 @@ func (m *mergeIterator) pick() bool {
 	if best < 0 {
 		for _, it := range m.its {
 			if err := it.Err(); err != nil {
-				m.err = err
-				break
+				return m.fail(err)
 			}
 		}
-		return false
+		m.valid, m.vt = false, chunks.ValNone
+		return chunks.ValNone
 	}
-	m.t, m.vt = bt, m.cur[best]
-	m.st = m.its[best].AtST()
-	switch bi := m.its[best]; m.vt {
-	case chunks.ValFloat:
-		_, m.v = bi.At()
-	case chunks.ValHistogram:
-		_, m.h = bi.AtHistogram(m.h)
-	default:
-		_, m.fh = bi.AtFloatHistogram(m.fh)
-	}
+	next := int64(math.MaxInt64)
 	for i, it := range m.its {
-		if m.cur[i] != chunks.ValNone && it.AtT() == bt {
-			m.cur[i] = it.Next()
+		if i == best || m.cur[i] == chunks.ValNone {
+			continue
 		}
+		// A source holds each time at most once, so one step passes the copy.
+		if it.AtT() == bt {
+			if m.cur[i] = it.Next(); m.cur[i] == chunks.ValNone {
+				if err := it.Err(); err != nil {
+					return m.fail(err)
+				}
+				continue
+			}
+		}
+		next = min(next, it.AtT())
 	}
-	return true
+	m.lead, m.next, m.valid, m.vt = best, next, true, m.cur[best]
+	return m.vt
 }
 
-// Next advances to the next sample; see chunks.Iterator.
-func (m *mergeIterator) Next() chunks.ValueType {
-	m.start()
-	return m.settle(m.pick())
+// fail ends the iteration with err.
+func (m *mergeIterator) fail(err error) chunks.ValueType {
+	m.err, m.valid, m.vt = err, false, chunks.ValNone
+	return chunks.ValNone
 }
 
 // Seek advances to the first sample at or after t; see chunks.Iterator.
 func (m *mergeIterator) Seek(t millis) chunks.ValueType {
-	if m.valid && m.t >= t {
+	if m.err != nil {
+		return chunks.ValNone
+	}
+	if m.valid && m.its[m.lead].AtT() >= t {
 		return m.vt
 	}
+	begun := m.begun
 	m.begun = true
 	for i, it := range m.its {
-		if m.cur[i] != chunks.ValNone && it.AtT() >= t {
+		if begun && (m.cur[i] == chunks.ValNone || it.AtT() >= t) {
 			continue
 		}
-		m.cur[i] = it.Seek(t)
+		if m.cur[i] = it.Seek(t); m.cur[i] == chunks.ValNone {
+			if err := it.Err(); err != nil {
+				return m.fail(err)
+			}
+		}
 	}
-	return m.settle(m.pick())
-}
-
-func (m *mergeIterator) settle(ok bool) chunks.ValueType {
-	m.valid = ok
-	if !ok {
-		m.vt = chunks.ValNone
-	}
-	return m.vt
+	return m.choose()
 }
 
 // At returns the current float sample; on a histogram sample it panics,
@@ -200,12 +244,24 @@ func (m *mergeIterator) At() (int64, float64) {
 	if m.vt != chunks.ValFloat {
 		panic(wrongValueType("At", m.vt))
 	}
-	return m.t, m.v
+	return m.its[m.lead].At()
 }
 
-func (m *mergeIterator) AtT() int64  { return m.t }
-func (m *mergeIterator) AtST() int64 { return m.st }
-func (m *mergeIterator) Err() error  { return m.err }
+func (m *mergeIterator) AtT() int64 {
+	if !m.valid {
+		return 0
+	}
+	return m.its[m.lead].AtT()
+}
+
+func (m *mergeIterator) AtST() int64 {
+	if !m.valid {
+		return 0
+	}
+	return m.its[m.lead].AtST()
+}
+
+func (m *mergeIterator) Err() error { return m.err }
 
 // AtHistogram returns the current integer histogram sample, copied into h
 // if h is not nil; see chunks.Iterator.
@@ -213,30 +269,16 @@ func (m *mergeIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.H
 	if m.vt != chunks.ValHistogram {
 		panic(wrongValueType("AtHistogram", m.vt))
 	}
-	if h == nil {
-		return m.t, m.h.Copy()
-	}
-	*h = *m.h.Copy()
-	return m.t, h
+	return m.its[m.lead].AtHistogram(h)
 }
 
 // AtFloatHistogram returns the current histogram sample as a float
 // histogram, copied into fh if fh is not nil; see chunks.Iterator.
 func (m *mergeIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
-	var src *histogram.FloatHistogram
-	switch m.vt {
-	case chunks.ValHistogram:
-		src = m.h.ToFloat()
-	case chunks.ValFloatHistogram:
-		src = m.fh.Copy()
-	default:
+	if m.vt != chunks.ValHistogram && m.vt != chunks.ValFloatHistogram {
 		panic(wrongValueType("AtFloatHistogram", m.vt))
 	}
-	if fh == nil {
-		return m.t, src
-	}
-	*fh = *src
-	return m.t, fh
+	return m.its[m.lead].AtFloatHistogram(fh)
 }
 
 // wrongValueType is the panic value of an iterator accessor called on a

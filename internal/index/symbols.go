@@ -10,7 +10,7 @@ import (
 // symbolSample is how often the symbol table remembers where a symbol
 // starts: looking a symbol up decodes at most symbolSample-1 others, and the
 // table costs 4 bytes per symbolSample symbols of memory.
-const symbolSample = 32
+const symbolSample = 8
 
 // symbolTable reads the symbol table section in place.
 type symbolTable struct {
