@@ -530,6 +530,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	start := time.Now()
 	rp := newReplayer(h, m)
 	defer rp.close()
+	defer rp.indexSeries() // on every return: a read-only open keeps what replay read
 	rp.collectLate.Store(wbl != nil && wbl.w != nil)
 
 	from := 0
@@ -643,6 +644,9 @@ type replayer struct {
 	// stay in the log: new series must never take such a ref, or the next
 	// replay would give them those samples.
 	maxRef uint64
+	// unindexed are the series created, to be added to the postings at
+	// the end (indexSeries).
+	unindexed []*memSeries
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
 	// exemplars counts the exemplars stored, unknownEx those of series no
@@ -1052,11 +1056,24 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 	if created {
 		h.numSeries.Add(1)
 		h.metrics.seriesCreated.Inc()
-		h.postings.Add(ref, lset)
+		rp.unindexed = append(rp.unindexed, s)
 	} else if uint64(s.ref) != ref {
 		rp.dups[ref] = uint64(s.ref)
 	}
 	s.walLogged.Store(true)
+}
+
+// indexSeries adds the series the replay created to the postings, in
+// order of ref. A checkpoint lists series in no particular order, and a
+// list takes a ref below its last one only by copying itself (readers may
+// hold it), so adding them as their records came cost time quadratic in
+// the series of a label value. Nothing reads the postings during replay.
+func (rp *replayer) indexSeries() {
+	slices.SortFunc(rp.unindexed, func(a, b *memSeries) int { return cmp.Compare(a.ref, b.ref) })
+	for _, s := range rp.unindexed {
+		rp.h.postings.Add(uint64(s.ref), s.lset)
+	}
+	rp.unindexed = nil
 }
 
 // raiseLastSeriesRef makes new series take refs above ref.

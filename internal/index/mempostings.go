@@ -36,6 +36,9 @@ type MemPostings struct {
 	mu  lockorder.RWMutex[lockorder.Postings]
 	m   map[string]map[string][]uint64 // name -> value -> sorted refs
 	gen uint64                         // incremented by every change to m
+	// copies counts the lists copied to insert a ref below their last
+	// one (see addLocked); under mu.
+	copies uint64
 
 	// Sorted views of m, each valid while gen is what it was built at:
 	// label queries that run while no series is created or deleted skip
@@ -99,6 +102,15 @@ func (p *MemPostings) AddNext(lset labels.Labels, next func() uint64) uint64 {
 	return ref
 }
 
+// Copies returns the number of lists copied so far to insert a ref below
+// their last one: each costs time and garbage in the list's length, so a
+// bulk load must add refs in increasing order.
+func (p *MemPostings) Copies() uint64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.copies
+}
+
 // addLocked inserts ref into the list of name=value. p.mu must be held for
 // writing.
 func (p *MemPostings) addLocked(ref uint64, name, value string) {
@@ -119,6 +131,7 @@ func (p *MemPostings) addLocked(ref uint64, name, value string) {
 		return
 	}
 	// Out of order: readers may hold list, so build a new one.
+	p.copies++
 	nl := make([]uint64, n+1, n+1+n/4)
 	copy(nl, list[:i])
 	nl[i] = ref
