@@ -165,8 +165,9 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 	db.head.onCommit = db.maybeCompact
 	ctx, cancel := context.WithCancel(context.Background())
 	db.cancel = cancel
-	db.bgDone.Add(1)
+	db.bgDone.Add(2)
 	go db.run(ctx)
+	go db.orderLoop()
 	return db, nil
 }
 
@@ -561,6 +562,20 @@ func (db *DB) run(ctx context.Context) {
 		if err := db.Compact(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
 			db.bgErr.Store(&err)
 			db.logger.Error("tsdb: background compaction failed", "err", err)
+		}
+	}
+}
+
+// orderLoop rebuilds the head's series order when a Select asks for it
+// (head_order.go).
+func (db *DB) orderLoop() {
+	defer db.bgDone.Done()
+	for {
+		select {
+		case <-db.stopc:
+			return
+		case <-db.head.orderc:
+			db.head.buildOrder()
 		}
 	}
 }

@@ -60,6 +60,10 @@ type head struct {
 	series    *stripeSeries
 	exemplars *exemplarStorage // never nil; an empty ring while exemplars are off
 	postings  *index.MemPostings
+	// order ranks series by labels for Select's sort; orderc asks the
+	// DB's order loop to rebuild it (head_order.go).
+	order  atomic.Pointer[seriesOrder]
+	orderc chan struct{}
 	metrics   *headMetrics
 
 	lastSeriesRef atomic.Uint64
@@ -162,6 +166,7 @@ func newHead(logger *slog.Logger, reg prometheus.Registerer, o headOptions) *hea
 		iso:                  newIsolation(),
 		series:               newStripeSeries(o.stripeSize),
 		postings:             index.NewMemPostings(),
+		orderc:               make(chan struct{}, 1),
 	}
 	h.minTime.Store(math.MaxInt64)
 	h.maxTime.Store(math.MinInt64)

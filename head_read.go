@@ -51,7 +51,7 @@ func (h *head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, 
 	if err := p.Err(); err != nil {
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", err)}
 	}
-	slices.SortFunc(series, func(a, b *memSeries) int { return labels.Compare(a.lset, b.lset) })
+	h.sortSeries(series)
 	return &headSeriesSet{ctx: ctx, owner: owner, snap: snap, tombs: tombs, mint: mint, maxt: maxt, series: series}
 }
 
