@@ -62,9 +62,9 @@ type head struct {
 	postings  *index.MemPostings
 	// order ranks series by labels for Select's sort; orderc asks the
 	// DB's order loop to rebuild it (head_order.go).
-	order  atomic.Pointer[seriesOrder]
-	orderc chan struct{}
-	metrics   *headMetrics
+	order   atomic.Pointer[seriesOrder]
+	orderc  chan struct{}
+	metrics *headMetrics
 
 	lastSeriesRef atomic.Uint64
 	// walDups maps the refs of duplicate Series records the WAL replay
