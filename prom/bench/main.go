@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 )
 
 func main() {
@@ -46,11 +47,23 @@ func main() {
 	flag.IntVar(&p.qsPerBatch, "qs-per-batch", 10, "query start: queriers per batch")
 	flag.IntVar(&p.histSeries, "hist-series", 2000, "native histogram series of the histogram phases (0 = skip them)")
 	flag.Float64Var(&p.lateFrac, "late-frac", 0.1, "late phase: share of samples appended 1–10 minutes late, out-of-order window 30 min (0 = skip the late phase)")
+	phases := flag.String("phases", "all", "comma-separated phases to run: "+strings.Join(phaseNames, ",")+" (restart and promql run the 6 h ingest of blocks6h, and report it)")
+	flag.IntVar(&p.blocksRounds, "blocks-rounds", 1440, "blocks6h: scrape rounds (1,440 = 6 h), in 2 h blocks")
+	flag.IntVar(&p.blocksReadReps, "blocks-read-reps", 3, "blocks6h: rounds of each read phase (whole range, newest hour)")
+	flag.IntVar(&p.scaleSeries, "scale-series", 1_000_000, "scale: series (the corpus replicated with distinct instances)")
+	flag.IntVar(&p.scaleRounds, "scale-rounds", 480, "scale: scrape rounds (480 = 2 h, in 1 h blocks)")
+	flag.IntVar(&p.scaleReadReps, "scale-read-reps", 1, "scale: rounds of the read phase")
+	flag.IntVar(&p.promqlReps, "promql-reps", 5, "promql: executions of each query per store (the median is reported)")
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")
 	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on, or \"paired\" for the paired isolation cost (for profiling; no table)")
 	flag.Parse()
+	var err error
+	if p.phases, err = parsePhases(*phases); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if p.lateFrac < 0 || p.lateFrac > 1 {
 		fmt.Fprintln(os.Stderr, "bench: -late-frac must be between 0 and 1")
 		os.Exit(2)
