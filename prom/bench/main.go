@@ -20,6 +20,41 @@
 // rejected reads back, and the rejections counted. Every store runs with
 // isolation on and off; the cost of isolation, and of the out-of-order
 // window on in-order samples, is also measured paired (isocost.go).
+//
+// Then, with isolation on only (phases_blocks.go, phases_scale.go,
+// phases_promql.go):
+//
+//   - blocks6h: the float scrape over 6 h of data (1,440 rounds) in 2 h
+//     blocks that both stores cut as they go (cutting.go: each store
+//     compacts its head in the background when a commit leaves it
+//     spanning more than 1.5 block ranges; the round that does so is
+//     known, so the benchmark takes the live heap before it and samples
+//     the heap every 5 ms until the compaction is done; compact() is also
+//     called every 30 min of data). Ingest CPU per sample (compactions
+//     included), the compactions' peak heap over the live heap before,
+//     heap per series at the end, reads over the whole range and over the
+//     newest hour, bytes per sample in the blocks.
+//   - restart: after blocks6h, a copy of the open store's directory (what
+//     kill -9 leaves: both stores have written every commit's WAL records
+//     to the file when Commit returns), Close, then Open of the same
+//     directory and of the copy, each timed alone, with the live heap
+//     after it and a count of the samples.
+//   - scale: -scale-series series (default 1,000,000) made by replicating
+//     the corpus with distinct instances, -scale-rounds rounds (default
+//     480, 2 h, in 1 h blocks): ingest CPU, heap and RSS growth per series
+//     (freed memory returned to the OS and the peak RSS reset before each
+//     store), a head compaction's peak heap, reads of the query set
+//     rebuilt for that corpus. It stops early, and says where, if the
+//     machine runs short of memory or a store fails.
+//   - promql: Prometheus's PromQL engine over the blocks6h data of both
+//     stores (isotsdb through prom/storage): instant counts and range
+//     queries over the newest 1 h and 6 h, results compared between the
+//     stores (a difference fails the run), then median latencies, their
+//     ratios and the geometric mean.
+//
+// -phases selects phases (scrape,hist,late,blocks6h,restart,scale,promql;
+// default all); restart and promql run, and report, the blocks6h ingest
+// they work on.
 package main
 
 import (
