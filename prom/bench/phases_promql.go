@@ -42,7 +42,8 @@ func promqlFigure(i int, q promqlQuery) string { return fmt.Sprintf("promql.%02d
 // promqlQueries returns the phase's queries for corpus c: instant counts
 // over every series, then, over the newest hour and the newest 6 hours (or
 // the rounds written, if shorter), rates, sums, topk and *_over_time of the
-// read phase's top metric name and of its metric of about 100 series.
+// read phase's top metric name and of its metric of about 100 series, and
+// a count of every series at every step.
 func promqlQueries(c *corpus, rounds int) []promqlQuery {
 	qs := queries(c)
 	top, mid := qs[0].matchers[0].value, qs[1].matchers[0].value
@@ -60,7 +61,10 @@ func promqlQueries(c *corpus, rounds int) []promqlQuery {
 			promqlQuery{name: "topk(5) sum rate(top)" + sfx, expr: fmt.Sprintf(`topk(5, sum by (instance) (rate(%s[5m])))`, top), span: span},
 			promqlQuery{name: "max_over_time(top)" + sfx, expr: fmt.Sprintf(`max_over_time(%s[10m])`, top), span: span},
 			promqlQuery{name: "avg_over_time(~100)" + sfx, expr: fmt.Sprintf(`avg_over_time(%s[10m])`, mid), span: span},
-			promqlQuery{name: "sum count_over_time(all)" + sfx, expr: `sum(count_over_time({job="bench"}[5m]))`, span: span},
+			// Not count_over_time of every series: it drops the metric
+			// name, and the corpus has series that differ only in it.
+			promqlQuery{name: "sum count_over_time(top)" + sfx, expr: fmt.Sprintf(`sum(count_over_time(%s[5m]))`, top), span: span},
+			promqlQuery{name: "count(everything)" + sfx, expr: `count({job="bench"})`, span: span},
 		)
 	}
 	return out
