@@ -119,8 +119,8 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 			printRow(w, r, median(iso, r.figure), median(prom, r.figure), &ok)
 		}
 	}
-	if scrape {
-		isolationCost(w, iso, prom, isoOff, promOff, hist, &ok)
+	if scrape || hist {
+		isolationCost(w, iso, prom, isoOff, promOff, scrape, hist, &ok)
 	}
 	if late {
 		fmt.Fprintf(w, "out-of-order window cost (window on, no late samples / window off; each store against itself)\n")
@@ -151,14 +151,16 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 	return ok
 }
 
-// isolationCost prints the isolation cost rows and records in ok whether
-// their targets hold.
-func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, hist bool, ok *bool) {
+// isolationCost prints the isolation cost rows of the scrape and
+// histogram phases that ran and records in ok whether their targets hold.
+func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, scrape, hist bool, ok *bool) {
 	fmt.Fprintf(w, "isolation cost (on/off, each store against itself)\n")
 	fmt.Fprintf(w, "  %-46s %14s %14s %9s  %-8s\n", "", "isotsdb", "prometheus", "", "target")
-	paired := []row{
-		{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
-		{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)},
+	var paired []row
+	if scrape {
+		paired = append(paired,
+			row{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
+			row{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)})
 	}
 	if hist {
 		paired = append(paired, row{label: "mixed scrape CPU per sample, paired blocks", figure: "isocost.hist", target: atMost(1.01)})
@@ -167,11 +169,13 @@ func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, hist bool,
 		a, b := median(iso, r.figure), median(prom, r.figure)
 		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), ok))
 	}
-	whole := []row{
-		{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
-		{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
-		{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
-		{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"},
+	var whole []row
+	if scrape {
+		whole = append(whole,
+			row{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
+			row{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
+			row{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
+			row{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"})
 	}
 	if hist {
 		whole = append(whole, row{label: "histogram CPU per sample, whole runs", figure: "hist.cpu"})
