@@ -20,6 +20,41 @@
 // rejected reads back, and the rejections counted. Every store runs with
 // isolation on and off; the cost of isolation, and of the out-of-order
 // window on in-order samples, is also measured paired (isocost.go).
+//
+// Then, with isolation on only (phases_blocks.go, phases_scale.go,
+// phases_promql.go):
+//
+//   - blocks6h: the float scrape over 6 h of data (1,440 rounds) in 2 h
+//     blocks that both stores cut as they go (cutting.go: each store
+//     compacts its head in the background when a commit leaves it
+//     spanning more than 1.5 block ranges; the round that does so is
+//     known, so the benchmark takes the live heap before it and samples
+//     the heap every 5 ms until the compaction is done; compact() is also
+//     called every 30 min of data). Ingest CPU per sample (compactions
+//     included), the compactions' peak heap over the live heap before,
+//     heap per series at the end, reads over the whole range and over the
+//     newest hour, bytes per sample in the blocks.
+//   - restart: after blocks6h, a copy of the open store's directory (what
+//     kill -9 leaves: both stores have written every commit's WAL records
+//     to the file when Commit returns), Close, then Open of the same
+//     directory and of the copy, each timed alone, with the live heap
+//     after it and a count of the samples.
+//   - scale: -scale-series series (default 1,000,000) made by replicating
+//     the corpus with distinct instances, -scale-rounds rounds (default
+//     480, 2 h, in 1 h blocks): ingest CPU, heap and RSS growth per series
+//     (freed memory returned to the OS and the peak RSS reset before each
+//     store), a head compaction's peak heap, reads of the query set
+//     rebuilt for that corpus. It stops early, and says where, if the
+//     machine runs short of memory or a store fails.
+//   - promql: Prometheus's PromQL engine over the blocks6h data of both
+//     stores (isotsdb through prom/storage): instant counts and range
+//     queries over the newest 1 h and 6 h, results compared between the
+//     stores (a difference fails the run), then median latencies, their
+//     ratios and the geometric mean.
+//
+// -phases selects phases (scrape,hist,late,blocks6h,restart,scale,promql;
+// default all); restart and promql run, and report, the blocks6h ingest
+// they work on.
 package main
 
 import (
@@ -29,6 +64,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 )
 
 func main() {
@@ -46,11 +82,23 @@ func main() {
 	flag.IntVar(&p.qsPerBatch, "qs-per-batch", 10, "query start: queriers per batch")
 	flag.IntVar(&p.histSeries, "hist-series", 2000, "native histogram series of the histogram phases (0 = skip them)")
 	flag.Float64Var(&p.lateFrac, "late-frac", 0.1, "late phase: share of samples appended 1–10 minutes late, out-of-order window 30 min (0 = skip the late phase)")
+	phases := flag.String("phases", "all", "comma-separated phases to run: "+strings.Join(phaseNames, ",")+" (restart and promql run the 6 h ingest of blocks6h, and report it)")
+	flag.IntVar(&p.blocksRounds, "blocks-rounds", 1440, "blocks6h: scrape rounds (1,440 = 6 h), in 2 h blocks")
+	flag.IntVar(&p.blocksReadReps, "blocks-read-reps", 3, "blocks6h: rounds of each read phase (whole range, newest hour)")
+	flag.IntVar(&p.scaleSeries, "scale-series", 1_000_000, "scale: series (the corpus replicated with distinct instances)")
+	flag.IntVar(&p.scaleRounds, "scale-rounds", 480, "scale: scrape rounds (480 = 2 h, in 1 h blocks)")
+	flag.IntVar(&p.scaleReadReps, "scale-read-reps", 1, "scale: rounds of the read phase")
+	flag.IntVar(&p.promqlReps, "promql-reps", 5, "promql: executions of each query per store (the median is reported)")
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")
 	only := flag.String("only", "", "run only this configuration, e.g. isotsdb/isolation=on, or \"paired\" for the paired isolation cost (for profiling; no table)")
 	flag.Parse()
+	var err error
+	if p.phases, err = parsePhases(*phases); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if p.lateFrac < 0 || p.lateFrac > 1 {
 		fmt.Fprintln(os.Stderr, "bench: -late-frac must be between 0 and 1")
 		os.Exit(2)

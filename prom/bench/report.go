@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // median returns the median of figure name over runs.
@@ -77,33 +78,11 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 	iso, prom := res[config{isotsdbStore, true}], res[config{prometheusStore, true}]
 	isoOff, promOff := res[config{isotsdbStore, false}], res[config{prometheusStore, false}]
 
-	sections := []section{
-		{"ingest (isolation on)", []row{
-			{label: "CPU per sample", figure: "ingest.cpu", unit: "ns", target: atMost(1.0)},
-			{label: "samples/s (wall)", figure: "ingest.rate", unit: "/s"},
-			{label: "heap per series after GC", figure: "ingest.heap", unit: "B", target: atMost(0.8)},
-			{label: "allocations per sample", figure: "ingest.allocs", unit: "n"},
-		}},
-		{"read (full range, after ingest)", readRows(qs)},
-		{"read while writing", []row{
-			{label: "ingest samples/s (wall)", figure: "rww.ingest", unit: "/s"},
-			{label: "read samples/s", figure: "rww.read", unit: "/s"},
-			{label: "query p50 (all queries)", figure: "rww.p50", unit: "ns"},
-			{label: "query p99 (all queries)", figure: "rww.p99", unit: "ns"},
-		}},
-		{"head compaction", []row{
-			{label: "phase wall (last rounds + compaction)", figure: "compact.wall", unit: "s"},
-			{label: "phase CPU", figure: "compact.cpu", unit: "s"},
-			{label: "samples in blocks", figure: "disk.samples", unit: "n"},
-			{label: "bytes on disk per sample", figure: "disk.bytes", unit: "B", target: atMost(1.0)},
-		}},
-		{"isolation stress (1,024 appenders, 1–10 samples per commit)", []row{
-			{label: "CPU per sample", figure: "stress.cpu", unit: "ns"},
-			{label: "wall per sample", figure: "stress.wall", unit: "ns"},
-		}},
-		{"query start with 10,000 open appenders", []row{
-			{label: "open + close a querier (median)", figure: "qstart", unit: "ns", abs: atMost(1000)},
-		}},
+	has := func(name string) bool { return median(iso, name) != 0 || median(prom, name) != 0 }
+	var sections []section
+	scrape := has("ingest.cpu")
+	if scrape {
+		sections = scrapeSections(qs)
 	}
 	hist := median(iso, "hist.cpu") > 0
 	if hist {
@@ -137,48 +116,66 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 	for _, sec := range sections {
 		fmt.Fprintf(w, "%s\n", sec.name)
 		for _, r := range sec.rows {
-			a, b := median(iso, r.figure), median(prom, r.figure)
-			ratio := a / b
-			ratioStr := fmt.Sprintf("%9.3f", ratio)
-			if b == 0 { // a count both stores should keep at 0
-				ratioStr = fmt.Sprintf("%9s", "-")
-			}
-			mark, tgt := "", ""
-			if r.target != nil {
-				tgt = r.target.String()
-				mark = verdict(r.target.holds(ratio), &ok)
-			}
-			if r.abs != nil {
-				switch tgt = r.abs.String(); r.unit {
-				case "ns":
-					tgt += " ns"
-				case "n": // a count: no decimals
-					tgt = strings.TrimSuffix(tgt, ".00")
-				}
-				mark = verdict(r.abs.holds(a), &ok)
-			}
-			fmt.Fprintf(w, "  %-46s %14s %14s %s  %-8s %s\n", r.label, format(a, r.unit), format(b, r.unit), ratioStr, tgt, mark)
+			printRow(w, r, median(iso, r.figure), median(prom, r.figure), &ok)
 		}
 	}
+	if scrape || hist {
+		isolationCost(w, iso, prom, isoOff, promOff, scrape, hist, &ok)
+	}
+	if late {
+		fmt.Fprintf(w, "out-of-order window cost (window on, no late samples / window off; each store against itself)\n")
+		r := row{label: "scrape CPU per sample, paired blocks", figure: "latecost.scrape", target: atMost(1.02)}
+		a, b := median(iso, r.figure), median(prom, r.figure)
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
+	}
 
+	var more []section
+	if has("b6.cpu") {
+		more = append(more, blocksSection())
+	}
+	if has("restart.open.wall") {
+		more = append(more, restartSection())
+	}
+	if has("scale.rounds") {
+		more = append(more, scaleSection(iso, prom))
+	}
+	for _, sec := range more {
+		fmt.Fprintf(w, "%s\n", sec.name)
+		for _, r := range sec.rows {
+			printRow(w, r, median(iso, r.figure), median(prom, r.figure), &ok)
+		}
+	}
+	if has("promql.seconds") {
+		promqlReport(w, iso, prom, &ok)
+	}
+	return ok
+}
+
+// isolationCost prints the isolation cost rows of the scrape and
+// histogram phases that ran and records in ok whether their targets hold.
+func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, scrape, hist bool, ok *bool) {
 	fmt.Fprintf(w, "isolation cost (on/off, each store against itself)\n")
 	fmt.Fprintf(w, "  %-46s %14s %14s %9s  %-8s\n", "", "isotsdb", "prometheus", "", "target")
-	paired := []row{
-		{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
-		{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)},
+	var paired []row
+	if scrape {
+		paired = append(paired,
+			row{label: "scrape CPU per sample, paired blocks", figure: "isocost.scrape", target: atMost(1.01)},
+			row{label: "1,024 appenders CPU per sample, paired blocks", figure: "isocost.stress", target: atMost(1.05)})
 	}
 	if hist {
 		paired = append(paired, row{label: "mixed scrape CPU per sample, paired blocks", figure: "isocost.hist", target: atMost(1.01)})
 	}
 	for _, r := range paired {
 		a, b := median(iso, r.figure), median(prom, r.figure)
-		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), ok))
 	}
-	whole := []row{
-		{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
-		{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
-		{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
-		{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"},
+	var whole []row
+	if scrape {
+		whole = append(whole,
+			row{label: "scrape heap per series after GC", figure: "ingest.heap", target: atMost(1.02)},
+			row{label: "scrape CPU per sample, whole runs", figure: "ingest.cpu"},
+			row{label: "1,024 appenders CPU per sample, whole runs", figure: "stress.cpu"},
+			row{label: "1,024 appenders wall per sample, whole runs", figure: "stress.wall"})
 	}
 	if hist {
 		whole = append(whole, row{label: "histogram CPU per sample, whole runs", figure: "hist.cpu"})
@@ -189,17 +186,67 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 		mark, tgt := "", ""
 		if r.target != nil {
 			tgt = r.target.String()
-			mark = verdict(r.target.holds(a), &ok)
+			mark = verdict(r.target.holds(a), ok)
 		}
 		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", tgt, mark)
 	}
-	if late {
-		fmt.Fprintf(w, "out-of-order window cost (window on, no late samples / window off; each store against itself)\n")
-		r := row{label: "scrape CPU per sample, paired blocks", figure: "latecost.scrape", target: atMost(1.02)}
-		a, b := median(iso, r.figure), median(prom, r.figure)
-		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
+}
+
+// scrapeSections are the sections of the scrape phase.
+func scrapeSections(qs []*query) []section {
+	return []section{
+		{"ingest (isolation on)", []row{
+			{label: "CPU per sample", figure: "ingest.cpu", unit: "ns", target: atMost(1.0)},
+			{label: "samples/s (wall)", figure: "ingest.rate", unit: "/s"},
+			{label: "heap per series after GC", figure: "ingest.heap", unit: "B", target: atMost(0.8)},
+			{label: "allocations per sample", figure: "ingest.allocs", unit: "n"},
+		}},
+		{"read (full range, after ingest)", readRows(qs)},
+		{"read while writing", []row{
+			{label: "ingest samples/s (wall)", figure: "rww.ingest", unit: "/s"},
+			{label: "read samples/s", figure: "rww.read", unit: "/s"},
+			{label: "query p50 (all queries)", figure: "rww.p50", unit: "ns"},
+			{label: "query p99 (all queries)", figure: "rww.p99", unit: "ns"},
+		}},
+		{"head compaction", []row{
+			{label: "phase wall (last rounds + compaction)", figure: "compact.wall", unit: "s"},
+			{label: "phase CPU", figure: "compact.cpu", unit: "s"},
+			{label: "samples in blocks", figure: "disk.samples", unit: "n"},
+			{label: "bytes on disk per sample", figure: "disk.bytes", unit: "B", target: atMost(1.0)},
+		}},
+		{"isolation stress (1,024 appenders, 1–10 samples per commit)", []row{
+			{label: "CPU per sample", figure: "stress.cpu", unit: "ns"},
+			{label: "wall per sample", figure: "stress.wall", unit: "ns"},
+		}},
+		{"query start with 10,000 open appenders", []row{
+			{label: "open + close a querier (median)", figure: "qstart", unit: "ns", abs: atMost(1000)},
+		}},
 	}
-	return ok
+}
+
+// printRow prints row r with isotsdb's value a and Prometheus's b and
+// records in ok whether its target holds.
+func printRow(w io.Writer, r row, a, b float64, ok *bool) {
+	ratio := a / b
+	ratioStr := fmt.Sprintf("%9.3f", ratio)
+	if b == 0 { // a count both stores should keep at 0
+		ratioStr = fmt.Sprintf("%9s", "-")
+	}
+	mark, tgt := "", ""
+	if r.target != nil {
+		tgt = r.target.String()
+		mark = verdict(r.target.holds(ratio), ok)
+	}
+	if r.abs != nil {
+		switch tgt = r.abs.String(); r.unit {
+		case "ns":
+			tgt += " ns"
+		case "n": // a count: no decimals
+			tgt = strings.TrimSuffix(tgt, ".00")
+		}
+		mark = verdict(r.abs.holds(a), ok)
+	}
+	fmt.Fprintf(w, "  %-46s %14s %14s %s  %-8s %s\n", r.label, format(a, r.unit), format(b, r.unit), ratioStr, tgt, mark)
 }
 
 func readRows(qs []*query) []row {
@@ -234,6 +281,8 @@ func format(v float64, u string) string {
 		}
 	case "B":
 		return fmt.Sprintf("%.2f B", v)
+	case "MiB":
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
 	case "/s":
 		return fmt.Sprintf("%.2f M/s", v/1e6)
 	case "s":
@@ -248,14 +297,30 @@ func format(v float64, u string) string {
 
 // header describes the run.
 func header(w io.Writer, c *corpus, p params, runs int, promVersion string) {
-	fmt.Fprintf(w, "isotsdb vs Prometheus TSDB %s: %d series in %d targets of %d, %d writers, %d scrape rounds 15 s apart,\n",
-		promVersion, len(c.series), c.targets(), targetSize, writers, p.rounds)
-	if p.histSeries > 0 {
+	sel := p.phases
+	if sel == nil {
+		sel, _ = parsePhases("")
+	}
+	fmt.Fprintf(w, "isotsdb vs Prometheus TSDB %s: %d series in %d targets of %d, %d writers, scrapes 15 s apart, WAL snappy,\n",
+		promVersion, len(c.series), c.targets(), targetSize, writers)
+	if sel["scrape"] {
+		fmt.Fprintf(w, "scrape: %d rounds, 1h blocks,\n", p.rounds)
+	}
+	if p.histSeries > 0 && sel["hist"] {
 		fmt.Fprintf(w, "plus %d native histogram series (schema 3, ~20 buckets) over the same targets,\n", p.histSeries)
 	}
-	if p.lateFrac > 0 {
+	if p.lateFrac > 0 && sel["late"] {
 		fmt.Fprintf(w, "late phase: %.0f%% of the samples 1–10 min late, out-of-order window 30 min in both stores,\n", 100*p.lateFrac)
 	}
-	fmt.Fprintf(w, "WAL snappy, 1h blocks, medians of %d alternating runs per configuration\n", runs)
+	if sel.blocks() {
+		fmt.Fprintf(w, "blocks6h: %d rounds in 2h blocks cut as they go%s,\n", p.blocksRounds, map[bool]string{true: ", then restart", false: ""}[sel["restart"]])
+	}
+	if sel["scale"] {
+		fmt.Fprintf(w, "scale: %d series (the corpus replicated), %d rounds in blocks of %s,\n", p.scaleSeries, p.scaleRounds, shortDuration(time.Duration(scaleBlockRange(p.scaleRounds))*time.Millisecond))
+	}
+	if sel["promql"] {
+		fmt.Fprintf(w, "promql: Prometheus's engine over the blocks6h data, %d executions per query and store,\n", p.promqlReps)
+	}
+	fmt.Fprintf(w, "medians of %d alternating runs per configuration\n", runs)
 	fmt.Fprintln(w, strings.Repeat("-", 100))
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -25,6 +27,14 @@ type params struct {
 	tmp           string
 	only          string // run only this configuration
 	heapProfile   string // write a heap profile after ingest to this file
+
+	phases         phaseSet // the phases to run
+	blocksRounds   int      // blocks6h: rounds of the ingest (1,440: 6 h)
+	blocksReadReps int      // blocks6h: rounds of each read phase
+	scaleSeries    int      // scale: series
+	scaleRounds    int      // scale: rounds
+	scaleReadReps  int      // scale: rounds of the read phase
+	promqlReps     int      // promql: executions of each query per store
 }
 
 // figures are one configuration's results of one run, by figure name.
@@ -237,17 +247,37 @@ func runStress(cfg config, c *corpus, p params) (figures, error) {
 }
 
 // runAll runs every configuration p.runs times, alternating the order of
-// the stores, and returns all figures by configuration.
+// the stores, and returns all figures by configuration. The phases are
+// those of p.phases (nil: all); configurations with isolation off run
+// only the scrape and histogram phases, and are skipped without them.
 func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]figures, error) {
+	sel := p.phases
+	if sel == nil {
+		sel, _ = parsePhases("")
+	}
 	qs := queries(c)
 	var hw *histWorkload
-	if p.histSeries > 0 {
+	if p.histSeries > 0 && sel["hist"] {
 		hw = newHistWorkload(p.histSeries, c.targets())
 	}
 	var ls *lateSchedule
-	if p.lateFrac > 0 {
+	if p.lateFrac > 0 && sel["late"] {
 		ls = newLateSchedule(len(c.series), p.rounds, p.lateFrac)
 	}
+	var sc *corpus
+	var sqs []*query
+	if sel["scale"] {
+		sc = scaleCorpus(c, p.scaleSeries)
+		sqs = queries(sc)
+	}
+	var kept [2]blocksRun // the last blocks6h run's data of each store, for the PromQL phase
+	defer func() {
+		for _, k := range kept {
+			if k.dir != "" {
+				os.RemoveAll(k.dir)
+			}
+		}
+	}()
 	order := []config{
 		{isotsdbStore, true}, {prometheusStore, true},
 		{prometheusStore, false}, {isotsdbStore, false},
@@ -259,83 +289,146 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			if p.only != "" && p.only != cfg.String() {
 				continue
 			}
+			if !cfg.isolation && !sel["scrape"] && hw == nil {
+				continue
+			}
 			start := time.Now()
-			f, err := runScrape(cfg, c, qs, p, cfg.isolation)
-			if err != nil {
-				return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
+			f := figures{}
+			merge := func(g figures) {
+				for k, v := range g {
+					f[k] = v
+				}
 			}
-			sf, err := runStress(cfg, c, p)
-			if err != nil {
-				return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
-			}
-			for k, v := range sf {
-				f[k] = v
+			if sel["scrape"] {
+				sf, err := runScrape(cfg, c, qs, p, cfg.isolation)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
+				}
+				merge(sf)
+				sf, err = runStress(cfg, c, p)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
+				}
+				merge(sf)
 			}
 			if hw != nil {
 				hf, err := runHistograms(cfg, c, hw, p, cfg.isolation)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: histograms: %w", cfg, r+1, err)
 				}
-				for k, v := range hf {
-					f[k] = v
-				}
+				merge(hf)
 			}
 			if ls != nil && cfg.isolation {
 				lf, err := runLate(cfg, c, qs, ls, p, progress)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
 				}
-				for k, v := range lf {
-					f[k] = v
+				merge(lf)
+			}
+			if cfg.isolation && sel.blocks() {
+				t := time.Now()
+				bf, br, err := runBlocks(cfg, c, qs, p, sel["restart"], sel["promql"] && r == runs-1)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
 				}
+				merge(bf)
+				f["b6.seconds"] = time.Since(t).Seconds()
+				kept[cfg.kind] = br
+			}
+			if cfg.isolation && sc != nil {
+				t := time.Now()
+				xf, err := runScale(cfg, sc, sqs, p, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: scale: %w", cfg, r+1, err)
+				}
+				merge(xf)
+				f["scale.seconds"] = time.Since(t).Seconds()
 			}
 			out[cfg] = append(out[cfg], f)
-			msg := fmt.Sprintf("run %d/%d %-28s %5.1fs  ingest %.0f ns/sample, heap %.0f B/series, stress %.0f ns/sample, histograms %.0f ns/sample",
-				r+1, runs, cfg, time.Since(start).Seconds(), f["ingest.cpu"], f["ingest.heap"], f["stress.cpu"], f["hist.cpu"])
-			if _, ok := f["late.cpu"]; ok {
-				msg += fmt.Sprintf(", late %.0f ns/sample (%.0f of %.0f late rejected)", f["late.cpu"], f["late.rejected"], f["late.late"])
-			}
-			progress(msg)
+			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  %s", r+1, runs, cfg, time.Since(start).Seconds(), summary(f)))
 		}
 		for j := range 2 {
 			k := storeKind((j + r) % 2)
 			if p.only != "" && p.only != "paired" {
 				continue
 			}
-			f, err := runIsolationCost(k, c, p)
-			if err != nil {
-				return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
+			start := time.Now()
+			f := figures{}
+			if sel["scrape"] {
+				g, err := runIsolationCost(k, c, p)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
+				}
+				maps.Copy(f, g)
 			}
 			if hw != nil {
-				hf, err := runHistIsolationCost(k, c, hw, p)
+				g, err := runHistIsolationCost(k, c, hw, p)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
 				}
-				for name, v := range hf {
-					f[name] = v
-				}
+				maps.Copy(f, g)
 			}
 			if ls != nil {
-				lf, err := runLateCost(k, c, p)
+				g, err := runLateCost(k, c, p)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: %w", k, r+1, err)
 				}
-				for name, v := range lf {
-					f[name] = v
-				}
+				maps.Copy(f, g)
 			}
-			// Filed with the run's isolation-on figures of the store.
-			fs := out[config{k, true}]
-			if len(fs) < r+1 { // -only paired
-				fs = append(fs, figures{})
-				out[config{k, true}] = fs
+			if len(f) == 0 {
+				continue
 			}
-			for name, v := range f {
-				fs[len(fs)-1][name] = v
-			}
+			fileWith(out, config{k, true}, r, f)
 			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  paired isolation cost: scrape %.3f, stress %.3f, with histograms %.3f; out-of-order window cost %.3f",
-				r+1, runs, k.String()+"/paired", f["isocost.seconds"]+f["isocost.hist.seconds"]+f["latecost.seconds"], f["isocost.scrape"], f["isocost.stress"], f["isocost.hist"], f["latecost.scrape"]))
+				r+1, runs, k.String()+"/paired", time.Since(start).Seconds(), f["isocost.scrape"], f["isocost.stress"], f["isocost.hist"], f["latecost.scrape"]))
+		}
+	}
+	if sel["promql"] && kept[0].dir != "" && kept[1].dir != "" {
+		start := time.Now()
+		pf, err := runPromQL(c, kept, p, progress)
+		if err != nil {
+			return nil, err
+		}
+		for k := range pf {
+			pf[k]["promql.seconds"] = time.Since(start).Seconds()
+			fileWith(out, config{storeKind(k), true}, runs-1, pf[k])
 		}
 	}
 	return out, nil
+}
+
+// fileWith adds f to the figures of cfg's run r (counted from 0), which
+// it creates if cfg has fewer runs (-only paired).
+func fileWith(out map[config][]figures, cfg config, r int, f figures) {
+	fs := out[cfg]
+	for len(fs) < r+1 {
+		fs = append(fs, figures{})
+	}
+	out[cfg] = fs
+	maps.Copy(fs[r], f)
+}
+
+// summary is the progress line's account of a configuration's run.
+func summary(f figures) string {
+	var parts []string
+	add := func(key, format string) {
+		if v, ok := f[key]; ok {
+			parts = append(parts, fmt.Sprintf(format, v))
+		}
+	}
+	add("ingest.cpu", "ingest %.0f ns/sample")
+	add("ingest.heap", "heap %.0f B/series")
+	add("stress.cpu", "stress %.0f ns/sample")
+	add("hist.cpu", "histograms %.0f ns/sample")
+	add("late.cpu", "late %.0f ns/sample")
+	add("late.rejected", "(%.0f late rejected)")
+	add("b6.cpu", "blocks6h %.0f ns/sample")
+	add("b6.heap", "%.0f B/series")
+	add("b6.seconds", "(%.0fs)")
+	add("restart.open.wall", "restart open %.2fs")
+	add("restart.crash.wall", "after crash %.2fs")
+	add("scale.cpu", "scale %.0f ns/sample")
+	add("scale.heap", "%.0f B/series")
+	add("scale.seconds", "(%.0fs)")
+	return strings.Join(parts, ", ")
 }

@@ -19,7 +19,7 @@ func TestSmallRun(t *testing.T) {
 	p := params{
 		rounds: 240, rwwRounds: 120, compactRounds: 20, readReps: 2,
 		appenders: 64, commits: 5, qsBatches: 3, qsPerBatch: 2, histSeries: 100, lateFrac: 0.1,
-		tmp: t.TempDir(),
+		tmp: t.TempDir(), phases: phaseSet{"scrape": true, "hist": true, "late": true},
 	}
 	for _, q := range queries(c) {
 		require.GreaterOrEqual(t, q.weight, 1, q.name)
@@ -58,4 +58,69 @@ func TestSmallRun(t *testing.T) {
 	require.NotContains(t, out.String(), "NaN")
 	require.Equal(t, 1, strings.Count(out.String(), "  samples in blocks"))
 	require.Equal(t, 1, strings.Count(out.String(), "  histogram samples in blocks"))
+	require.NotContains(t, out.String(), "2 h blocks cut as they go", "blocks6h was not selected")
+}
+
+// TestSmallRunNewPhases runs the blocks6h, restart, scale and PromQL
+// phases on a tiny workload (100 series over 6 h, 1,200 replicated series
+// over 15 min) and checks that every figure is there, that the stores cut
+// the blocks the workload calls for and measured their compactions, and
+// that the table has the phases' rows and targets.
+func TestSmallRunNewPhases(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 100)
+	require.NoError(t, err)
+	ps, err := parsePhases("blocks6h,restart,scale,promql")
+	require.NoError(t, err)
+	p := params{
+		blocksRounds: 1440, blocksReadReps: 1, scaleSeries: 1200, scaleRounds: 60, scaleReadReps: 1, promqlReps: 1,
+		tmp: t.TempDir(), phases: ps,
+	}
+	res, err := runAll(c, p, 1, func(s string) { t.Log(s) })
+	require.NoError(t, err)
+	require.Len(t, res, 2, "isolation off runs only with the scrape and histogram phases")
+	nq := len(promqlQueries(c, p.blocksRounds))
+	for cfg, fs := range res {
+		require.Len(t, fs, 1, "%s", cfg)
+		f := fs[0]
+		for _, name := range []string{
+			"b6.cpu", "b6.rate", "b6.compact.cpu", "b6.compact.peak", "b6.heap", "b6.read.all", "b6.read.hour", "b6.disk.bytes", "b6.dir.bytes",
+			"restart.open.wall", "restart.open.cpu", "restart.open.heap", "restart.crash.wall", "restart.crash.heap",
+			"scale.cpu", "scale.heap", "scale.rss", "scale.compact.peak", "scale.read", "promql.seconds",
+		} {
+			require.Positive(t, f[name], "%s %s", cfg, name)
+		}
+		// 6 h in 2 h blocks: compactions at 3 h and 5 h cut [0, 2h) and [2h, 4h).
+		require.Equal(t, 2.0, f["b6.compactions"], "%s", cfg)
+		require.Equal(t, float64(960*100), f["b6.disk.samples"], "%s", cfg)
+		require.Zero(t, f["restart.crash.lost"], "%s: both stores write the WAL at commit", cfg)
+		require.Equal(t, 60.0, f["scale.rounds"], "%s", cfg)
+		require.NotContains(t, f, "scale.stopped", "%s", cfg)
+		require.Equal(t, 2.0, f["scale.compactions"], "%s: 15 min in 5 min blocks", cfg)
+		n := 0
+		for k, v := range f {
+			if strings.HasPrefix(k, "promql.") && k != "promql.seconds" {
+				require.Positive(t, v, "%s %s", cfg, k)
+				n++
+			}
+		}
+		require.Equal(t, nq, n, "%s: a latency per PromQL query", cfg)
+	}
+	var out bytes.Buffer
+	report(&out, res, queries(c))
+	for _, want := range []string{"read samples/s, newest hour", "peak heap in a compaction over live before", "clean restart: Open wall", "after kill -9 (a copy): Open wall", "RSS growth per series", "geometric mean of the ratios", "worst ratio: "} {
+		require.Contains(t, out.String(), want)
+	}
+	require.NotContains(t, out.String(), "NaN")
+	require.NotContains(t, out.String(), "isolation cost", "the scrape phase was not selected")
+}
+
+// TestCompactionRounds checks the rounds in which the head becomes
+// compactable: more than 1.5 block ranges after its oldest sample, or
+// after the end of the last block cut.
+func TestCompactionRounds(t *testing.T) {
+	require.Equal(t, []int{720, 1200}, compactionRounds(1440, 40, realBlockRange))
+	require.Equal(t, []int{360}, compactionRounds(480, 2000, newestHour))
+	require.Empty(t, compactionRounds(721, 1, realBlockRange), "exactly 1.5 ranges is not more")
+	require.Equal(t, []int{31, 51}, compactionRounds(60, 1, scaleBlockRange(60)))
+	require.Equal(t, []int{30, 50}, compactionRounds(60, 3, scaleBlockRange(60)), "target 2 scrapes 262 ms after round 30 begins")
 }

@@ -1,6 +1,10 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/prometheus/prometheus/storage"
+)
 
 // store is one TSDB under test, behind the operations the workload needs.
 // Each implementation converts the corpus into its own label type once, at
@@ -29,8 +33,22 @@ type store interface {
 	compact() error
 	// blocks returns the directories of the blocks and their sample counts.
 	blocks() []blockInfo
+	// opened returns what opening the DB cost (see storeConfig.measureOpen).
+	opened() openStats
+	// queryable returns the DB as a Prometheus storage.Queryable, for the
+	// PromQL engine; it stays valid until close.
+	queryable() storage.Queryable
 	// close closes the DB.
 	close() error
+}
+
+// openStats is what opening a DB cost: the wall and process CPU time of
+// the open call alone (the label sets the store builds are made before
+// it) and, if storeConfig.measureOpen was set, the growth of the live heap
+// over it (after GC on both sides; the GCs are outside the times).
+type openStats struct {
+	wall, cpu time.Duration
+	heap      int64
 }
 
 // appender is one transaction; refs are the store's series references.
@@ -75,9 +93,41 @@ type storeConfig struct {
 	// lateWindow is the out-of-order window (0: off, late samples are
 	// rejected).
 	lateWindow time.Duration
+	// blockRange is the range of the blocks the head cuts, ms (0: the
+	// package's blockRange, 1h).
+	blockRange int64
+	// measureOpen makes open measure the live heap before and after the
+	// DB's open call (two GCs each side); see openStats.
+	measureOpen bool
 }
 
-// openStore opens a fresh store of kind k.
+// blockRangeMs returns cfg's block range in ms.
+func (cfg storeConfig) blockRangeMs() int64 {
+	if cfg.blockRange > 0 {
+		return cfg.blockRange
+	}
+	return blockRange
+}
+
+// measureOpen runs open, the DB's open call, and returns what it cost
+// (the heap only if heap is set).
+func measureOpen(heap bool, open func() error) (openStats, error) {
+	var base uint64
+	if heap {
+		base = liveHeap()
+	}
+	m := startMeter()
+	err := open()
+	u := m.stop()
+	st := openStats{wall: u.wall, cpu: u.cpu}
+	if heap && err == nil {
+		st.heap = int64(liveHeap()) - int64(base)
+	}
+	return st, err
+}
+
+// openStore opens a store of kind k on cfg.dir: a fresh one if the
+// directory is empty, else the data already there (a restart).
 func openStore(k storeKind, cfg storeConfig) (store, error) {
 	if k == isotsdbStore {
 		return openIsotsdb(cfg)

@@ -9,6 +9,8 @@ import (
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/labels"
+	promstorage "github.com/isotsdb/tsdb/prom/storage"
+	"github.com/prometheus/prometheus/storage"
 )
 
 // isoStore is isotsdb opened through its native API.
@@ -19,26 +21,31 @@ type isoStore struct {
 	h     histogram.Histogram // reused by queryHistograms
 	it    chunks.Iterator     // reused by query; query is called from one goroutine
 	sink  float64
+	open  openStats
 }
 
 func openIsotsdb(cfg storeConfig) (*isoStore, error) {
 	o := tsdb.DefaultOptions()
 	o.IsolationDisabled = !cfg.isolation
-	o.MinBlockDuration = time.Duration(blockRange) * time.Millisecond
-	o.MaxBlockDuration = time.Duration(blockRange) * time.Millisecond
+	o.MinBlockDuration = time.Duration(cfg.blockRangeMs()) * time.Millisecond
+	o.MaxBlockDuration = o.MinBlockDuration
 	o.WALCompression = true
 	o.OutOfOrderTimeWindow = cfg.lateWindow
-	db, err := tsdb.Open(cfg.dir, nil, nil, o)
-	if err != nil {
-		return nil, fmt.Errorf("bench: open isotsdb: %w", err)
-	}
-	s := &isoStore{db: db, lsets: make([]labels.Labels, len(cfg.series))}
+	s := &isoStore{lsets: make([]labels.Labels, len(cfg.series))}
 	for i, kv := range cfg.series {
 		s.lsets[i] = labels.FromStrings(kv...)
 	}
 	s.hsets = make([]labels.Labels, len(cfg.hseries))
 	for j, kv := range cfg.hseries {
 		s.hsets[j] = labels.FromStrings(kv...)
+	}
+	var err error
+	s.open, err = measureOpen(cfg.measureOpen, func() (err error) {
+		s.db, err = tsdb.Open(cfg.dir, nil, nil, o)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: open isotsdb: %w", err)
 	}
 	return s, nil
 }
@@ -169,5 +176,11 @@ func (s *isoStore) blocks() []blockInfo {
 	}
 	return out
 }
+
+func (s *isoStore) opened() openStats { return s.open }
+
+// queryable wraps the DB in the repository's Prometheus adapter (whose
+// Close, which would close the DB, is never called).
+func (s *isoStore) queryable() storage.Queryable { return promstorage.New(s.db) }
 
 func (s *isoStore) close() error { return s.db.Close() }

@@ -23,28 +23,33 @@ type promStore struct {
 	h     histogram.Histogram // reused by queryHistograms
 	it    chunkenc.Iterator
 	sink  float64
+	open  openStats
 }
 
 func openPrometheus(cfg storeConfig) (*promStore, error) {
 	o := promtsdb.DefaultOptions()
 	o.IsolationDisabled = !cfg.isolation
-	o.MinBlockDuration = blockRange
-	o.MaxBlockDuration = blockRange
+	o.MinBlockDuration = cfg.blockRangeMs()
+	o.MaxBlockDuration = o.MinBlockDuration
 	o.WALCompression = compression.Snappy
 	// Milliseconds, as all of Prometheus's TSDB times. Native histograms
 	// need nothing more: out-of-order histograms are always on in v0.316.
 	o.OutOfOrderTimeWindow = cfg.lateWindow.Milliseconds()
-	db, err := promtsdb.Open(cfg.dir, nil, nil, o, nil)
-	if err != nil {
-		return nil, fmt.Errorf("bench: open prometheus: %w", err)
-	}
-	s := &promStore{db: db, lsets: make([]labels.Labels, len(cfg.series))}
+	s := &promStore{lsets: make([]labels.Labels, len(cfg.series))}
 	for i, kv := range cfg.series {
 		s.lsets[i] = labels.FromStrings(kv...)
 	}
 	s.hsets = make([]labels.Labels, len(cfg.hseries))
 	for j, kv := range cfg.hseries {
 		s.hsets[j] = labels.FromStrings(kv...)
+	}
+	var err error
+	s.open, err = measureOpen(cfg.measureOpen, func() (err error) {
+		s.db, err = promtsdb.Open(cfg.dir, nil, nil, o, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: open prometheus: %w", err)
 	}
 	return s, nil
 }
@@ -179,5 +184,9 @@ func (s *promStore) blocks() []blockInfo {
 	}
 	return out
 }
+
+func (s *promStore) opened() openStats { return s.open }
+
+func (s *promStore) queryable() storage.Queryable { return s.db }
 
 func (s *promStore) close() error { return s.db.Close() }
