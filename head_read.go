@@ -438,11 +438,19 @@ type headIterator struct {
 	// plain is set while the current chunk lies inside [mint, maxt] and
 	// the read hides nothing in it: Next then passes samples straight on.
 	plain bool
+	// skip is set when the chunk just opened may start before seekTo and
+	// the read hides nothing in the series: its first step is then the
+	// chunk iterator's own Seek, which passes the samples before seekTo
+	// without returning each through this iterator. (The sample index idx
+	// then falls behind, which only hidden samples would need.)
+	skip   bool
+	seekTo int64
 }
 
 func (it *headIterator) reset(hs *headSeries) {
 	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
 	it.t, it.v, it.vt, it.done, it.err, it.valid, it.peeked, it.plain = 0, 0, chunks.ValNone, false, nil, false, false, false
+	it.skip = false
 }
 
 // nextRaw advances to the next sample of the captured chunks, whatever its
@@ -450,7 +458,20 @@ func (it *headIterator) reset(hs *headSeries) {
 func (it *headIterator) nextRaw() bool {
 	for {
 		if it.ci >= 0 {
-			if vt := it.it.Next(); vt != chunks.ValNone {
+			var vt chunks.ValueType
+			if it.skip {
+				it.skip = false
+				if vt = it.it.Seek(it.seekTo); vt != chunks.ValNone {
+					it.read(vt)
+					// Every later sample of the chunk is in range if it
+					// ends in range: nothing hides or deletes them.
+					it.plain = it.s.chunks[it.ci].maxTime <= it.s.maxt && it.t >= it.s.mint
+					return true
+				}
+			} else {
+				vt = it.it.Next()
+			}
+			if vt != chunks.ValNone {
 				it.read(vt)
 				return true
 			}
@@ -476,6 +497,7 @@ func (it *headIterator) nextChunk(ci int) bool {
 	it.ci = ci
 	it.it = c.iterator(it.it)
 	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && it.s.hidden == nil && len(it.s.deleted) == 0
+	it.skip, it.seekTo = c.minTime < it.s.mint && it.s.hidden == nil && len(it.s.deleted) == 0, it.s.mint
 	if h := it.s.hidden; h != nil {
 		it.idx = h.first[ci] - 1 // incremented before the first sample
 	}
@@ -568,6 +590,9 @@ func (it *headIterator) seek(t millis) bool {
 		if !it.nextChunk(ci) {
 			it.done, it.valid = true, false
 			return false
+		}
+		if it.s.hidden == nil && len(it.s.deleted) == 0 && it.s.chunks[ci].minTime < t {
+			it.skip, it.seekTo, it.plain = true, max(t, it.s.mint), false
 		}
 	}
 	for it.next() {
