@@ -81,6 +81,12 @@ func (ls Labels) Len() int {
 	return n
 }
 
+// Encoding returns the set's encoding, aliasing it: for each label in name
+// order, the name's length as a uvarint, the name, the value's length as a
+// uvarint and the value. Equal sets have equal encodings. Adapters use it
+// to convert sets without decoding them.
+func (ls Labels) Encoding() string { return ls.data }
+
 // IsEmpty reports whether the set has no labels.
 func (ls Labels) IsEmpty() bool { return len(ls.data) == 0 }
 

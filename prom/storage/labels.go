@@ -26,9 +26,18 @@ func FromPromLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
 	return toOurLabels(b, ls)
 }
 
-// toPromLabels converts an isotsdb label set, building it in b (reset
-// first).
+// toPromLabels converts an isotsdb label set: without copying where the
+// encodings agree (labels_alias.go), else building it in b (reset first).
 func toPromLabels(b *plabels.ScratchBuilder, ls labels.Labels) plabels.Labels {
+	if data := ls.Encoding(); labelsAliasing && shortFields(data) {
+		return aliasPromLabels(data)
+	}
+	return toPromLabelsCopy(b, ls)
+}
+
+// toPromLabelsCopy converts an isotsdb label set, building it in b (reset
+// first).
+func toPromLabelsCopy(b *plabels.ScratchBuilder, ls labels.Labels) plabels.Labels {
 	b.Reset()
 	ls.Range(func(l labels.Label) { b.Add(l.Name, l.Value) })
 	return b.Labels()

@@ -1,0 +1,62 @@
+package promstorage
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unsafe"
+
+	plabels "github.com/prometheus/prometheus/model/labels"
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/labels"
+)
+
+// TestToPromLabelsAliasing converts random label sets, with fields of
+// every length class (short, 128–254 bytes, 255 and more), and checks that
+// the result is the Prometheus label set a copy builds, and that sets of
+// short fields are aliased, not copied, in this (default) build.
+func TestToPromLabelsAliasing(t *testing.T) {
+	require.True(t, labelsAliasing, "the default stringlabels build aliases")
+	rng := rand.New(rand.NewPCG(1, 2))
+	field := func() string {
+		switch rng.IntN(8) {
+		case 0:
+			return strings.Repeat("v", 128+rng.IntN(127))
+		case 1:
+			return strings.Repeat("w", 255+rng.IntN(300))
+		case 2:
+			return ""
+		case 3:
+			return "ünï" + strings.Repeat("x", rng.IntN(125))
+		default:
+			return strings.Repeat("a", rng.IntN(127))
+		}
+	}
+	var b plabels.ScratchBuilder
+	aliased := 0
+	for range 5000 {
+		var kv []string
+		for j := range 1 + rng.IntN(8) {
+			name := string(rune('a'+j)) + field()
+			if name == "" {
+				name = "n"
+			}
+			kv = append(kv, name, field())
+		}
+		ours := labels.FromStrings(kv...)
+		want := toPromLabelsCopy(&b, ours)
+		got := toPromLabels(&b, ours)
+		require.True(t, plabels.Equal(want, got), "%s vs %s", want, got)
+		require.Equal(t, want.String(), got.String())
+		require.Equal(t, want.Hash(), got.Hash())
+		require.Equal(t, want.Len(), got.Len())
+		ours.Range(func(l labels.Label) { require.Equal(t, l.Value, got.Get(l.Name)) })
+		if shortFields(ours.Encoding()) {
+			aliased++
+			gotData := *(*string)(unsafe.Pointer(&got))
+			require.True(t, unsafe.StringData(ours.Encoding()) == unsafe.StringData(gotData), "aliased, not copied")
+		}
+	}
+	require.Positive(t, aliased)
+}
