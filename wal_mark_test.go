@@ -1,0 +1,443 @@
+package tsdb
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/labels"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// WAL marks (wal_mark.go): replay with the out-of-order window on drops
+// the WAL samples the blocks hold, and keeps the late ones that arrived
+// after their range was written.
+
+// headLateSamples counts the late samples the head holds.
+func headLateSamples(db *DB) int {
+	n := 0
+	db.head.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.hasLateLocked() {
+			return
+		}
+		l := s.x.late
+		n += len(l.open)
+		for _, c := range l.chunks {
+			n += c.chunk.NumSamples()
+		}
+	})
+	return n
+}
+
+// markOpen opens the DB in fsys/data with the window on and no wakeups of
+// the background compaction.
+func markOpen(t *testing.T, fsys vfs.FS, reg prometheus.Registerer) *DB {
+	t.Helper()
+	db, err := Open("data", nil, reg, markOpts(fsys))
+	require.NoError(t, err)
+	noWakeups(db)
+	return db
+}
+
+func markOpts(fsys vfs.FS) *Options {
+	o := lateOpts(fsys, 6*time.Hour)
+	o.WALSegmentSize = 64 << 10 // several segments: a checkpoint leaves the newest
+	return o
+}
+
+// greatestMark returns the greatest WAL mark of db's blocks, nil if none.
+func greatestMark(db *DB) *WALMark { return db.greatestWALMark() }
+
+// TestWALMarkReplayAfterUntruncatedCompaction: a head compaction published
+// its block and the process stopped before it truncated the head, so the
+// WAL holds every sample of the block's range. With the window on, replay
+// takes none of them as a late copy (the block's mark says it holds them);
+// a late sample committed after the compaction, in the block's range, is
+// not in the block and is replayed as a late one. Reads return each
+// sample once.
+func TestWALMarkReplayAfterUntruncatedCompaction(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	cancelCompactionAfterPublish(t, db) // series m, one sample a minute over [0, 4h); block [0, 2h)
+	m := greatestMark(db)
+	require.NotNil(t, m, "the block has a WAL mark")
+	require.Equal(t, 2*hour, m.MaxTime)
+	// Late samples after the compaction, behind the head's range.
+	lset := labels.FromStrings("__name__", "m")
+	want := map[string][]sample{}
+	for ts := int64(0); ts < 4*hour; ts += 60_000 {
+		want[lset.String()] = append(want[lset.String()], sample{ts, float64(ts)})
+	}
+	app := db.Appender(ctx)
+	for ts := hour + 30_000; ts < 2*hour; ts += 10 * 60_000 {
+		_, err := app.Append(0, lset, ts, -1)
+		require.NoError(t, err)
+		want[lset.String()] = append(want[lset.String()], sample{ts, -1})
+	}
+	require.NoError(t, app.Commit())
+	want = sortedWant(want)
+	require.Equal(t, want, fullRead(t, db))
+	require.NoError(t, db.Close())
+
+	for _, crash := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crash=%v", crash), func(t *testing.T) {
+			fs2 := fsys.Crash()
+			if !crash {
+				fs2 = fsys // as closed
+			}
+			reg := prometheus.NewRegistry()
+			db := markOpen(t, fs2, reg)
+			defer func() { require.NoError(t, db.Close()) }()
+			require.Equal(t, 6, headLateSamples(db), "only the late samples committed after the compaction")
+			require.Equal(t, 6.0, gauge(t, reg, "tsdb_head_late_samples_appended_total"))
+			require.Equal(t, want, fullRead(t, db))
+		})
+	}
+}
+
+// TestWALMarkCompactionCrash: a crash at every write of a head compaction
+// that writes a block of late samples behind the head's range, then the
+// head's next range, then truncates the head, the WBL and checkpoints the
+// WAL. Open after each crash loses nothing, reads every sample once, and
+// holds as late samples exactly those no block's mark accounts for: the
+// late samples committed after the first compaction, unless the second
+// compaction's mark is published (then none).
+func TestWALMarkCompactionCrash(t *testing.T) {
+	base := vfs.NewMemFS()
+	o := markOpts(base)
+	o.WALSyncEveryCommit = true
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	noWakeups(db)
+	lsets := []labels.Labels{
+		labels.FromStrings("__name__", "mark", "i", "0"),
+		labels.FromStrings("__name__", "mark", "i", "1"),
+	}
+	want := map[string][]sample{}
+	behindScrapes(t, db, lsets, 0, 5*hour, want)
+	require.NoError(t, db.Compact(ctx))
+	require.Len(t, db.Blocks(), 1)
+	first := greatestMark(db)
+	require.NotNil(t, first)
+	require.Equal(t, 2*hour, first.MaxTime)
+	behindLate(t, db, lsets, hour, 2*hour, want) // behind the head's range: 60 per series
+	nLate := 2 * 60
+	behindScrapes(t, db, lsets, 5*hour, 7*hour, want)
+	want = sortedWant(want)
+	require.NoError(t, db.Close())
+
+	check := func(fsys vfs.FS, what string) (marked bool) {
+		t.Helper()
+		db, err := Open("data", nil, nil, o.withFS(fsys))
+		require.NoError(t, err, what)
+		noWakeups(db)
+		defer func() { require.NoError(t, db.Close(), what) }()
+		require.Equal(t, want, fullRead(t, db), what)
+		m := greatestMark(db)
+		require.NotNil(t, m, what)
+		switch m.MaxTime {
+		case 2 * hour:
+			require.Equal(t, nLate, headLateSamples(db), "%s: late samples after the first compaction's mark", what)
+		case 4 * hour:
+			require.Zero(t, headLateSamples(db), "%s: the blocks hold every late sample", what)
+			marked = true
+		default:
+			require.Failf(t, "unexpected mark", "%s: %+v", what, m)
+		}
+		return marked
+	}
+	require.False(t, check(base.Crash(), "before the compaction"))
+
+	// The compaction, and the number of writes it makes.
+	fs1 := base.Crash()
+	db, err = Open("data", nil, nil, o.withFS(fs1))
+	require.NoError(t, err)
+	noWakeups(db)
+	n0 := fs1.Ops()
+	require.NoError(t, db.Compact(ctx))
+	writes := fs1.Ops() - n0
+	require.GreaterOrEqual(t, len(db.Blocks()), 2)
+	require.NoError(t, db.Close())
+	require.True(t, check(fs1.Crash(), "after the compaction"))
+
+	stride := 1
+	if raceEnabled {
+		stride = 4
+	}
+	marked := 0
+	for k := 0; k <= writes; k += stride {
+		fsk := base.Crash()
+		db, err := Open("data", nil, nil, o.withFS(fsk))
+		require.NoError(t, err)
+		noWakeups(db)
+		fsk.CrashAfter(k)
+		_ = db.Compact(ctx) // may fail after the crash point; what counts is the disk
+		crashed := fsk.CrashState()
+		_ = db.Close()
+		if check(crashed, fmt.Sprintf("crash after write %d of %d", k, writes)) {
+			marked++
+		}
+	}
+	t.Logf("%d writes; the second mark published in %d crash states", writes, marked)
+	require.Positive(t, marked)
+}
+
+// withFS returns a copy of o using fsys.
+func (o *Options) withFS(fsys vfs.FS) *Options {
+	c := *o
+	c.FS = fsys
+	return &c
+}
+
+// TestWALMarkCheckpointAndRestarts: head compactions that complete
+// (truncation and WAL checkpoint included), with late samples behind the
+// head's range between them and restarts after each step: every restart
+// reads every sample once and holds as late samples only those committed
+// after the last compaction.
+func TestWALMarkCheckpointAndRestarts(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	lsets := []labels.Labels{
+		labels.FromStrings("__name__", "cp", "i", "0"),
+		labels.FromStrings("__name__", "cp", "i", "1"),
+		labels.FromStrings("__name__", "cp", "i", "2"),
+	}
+	want := map[string][]sample{}
+	late := 0 // late samples committed since the last compaction
+	restart := func(db *DB, what string) *DB {
+		t.Helper()
+		require.NoError(t, db.Close())
+		db = markOpen(t, fsys, nil)
+		require.Equal(t, sortedWant(want), fullRead(t, db), what)
+		require.Equal(t, late, headLateSamples(db), what)
+		return db
+	}
+	db := markOpen(t, fsys, nil)
+	for round := range 4 {
+		from := int64(round) * 2 * hour
+		behindScrapes(t, db, lsets, from, from+2*hour, want)
+		if round == 0 {
+			continue
+		}
+		require.NoError(t, db.Compact(ctx))
+		late = 0
+		db = restart(db, fmt.Sprintf("round %d: after the compaction", round))
+		if m := greatestMark(db); round >= 2 {
+			require.NotNil(t, m)
+		}
+		// Late samples in the range just written into a block.
+		minValid := db.head.minValidTime.Load()
+		if minValid > math.MinInt64 {
+			behindLate(t, db, lsets, minValid-hour, minValid-hour/2, want)
+			late += 30 * len(lsets)
+		}
+		db = restart(db, fmt.Sprintf("round %d: after late samples", round))
+	}
+	require.NoError(t, db.Close())
+}
+
+// TestWALMarkWithoutMark: a directory whose blocks have no mark (written
+// by Prometheus or an older isotsdb) replays as before: the WAL's samples
+// of a block's range are taken as late copies (reads still return each
+// sample once). This is also the effect the mark has.
+func TestWALMarkWithoutMark(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	cancelCompactionAfterPublish(t, db)
+	require.NoError(t, db.Close())
+	for _, strip := range []bool{false, true} {
+		fs2 := fsys.Crash()
+		if strip {
+			stripWALMarks(t, fs2)
+		}
+		db := markOpen(t, fs2, nil)
+		got := fullRead(t, db)[`{__name__="m"}`]
+		require.Len(t, got, 4*60, "strip=%v", strip)
+		lateCopies := headLateSamples(db)
+		t.Logf("strip=%v: %d late samples in the head after replay", strip, lateCopies)
+		if strip {
+			require.Equal(t, 2*60, lateCopies, "without a mark, the block's range is taken as late copies")
+		} else {
+			require.Zero(t, lateCopies)
+		}
+		require.NoError(t, db.Close())
+	}
+}
+
+// stripWALMarks rewrites every block's meta.json in fsys/data without
+// isotsdb's field, as Prometheus would write it.
+func stripWALMarks(t *testing.T, fsys vfs.FS) {
+	t.Helper()
+	entries, err := fsys.ReadDir("data")
+	require.NoError(t, err)
+	for _, e := range entries {
+		dir := "data/" + e.Name()
+		m, err := readMeta(fsys, dir)
+		if err != nil {
+			continue
+		}
+		b, err := json.Marshal(m)
+		require.NoError(t, err)
+		require.Contains(t, string(b), `"isotsdb":{"walMark":{`)
+		m.Isotsdb = nil
+		require.NoError(t, writeMeta(fsys, dir, &m))
+		again, err := readMeta(fsys, dir)
+		require.NoError(t, err)
+		require.Nil(t, again.Isotsdb)
+	}
+}
+
+// TestBlockMetaWALMark: the mark's JSON round trip; metas without it (as
+// Prometheus writes them) and with garbage in isotsdb's field decode, the
+// latter to no mark; block compaction carries the greatest mark of its
+// inputs.
+func TestBlockMetaWALMark(t *testing.T) {
+	m := BlockMeta{ULID: newULID(), MinTime: 0, MaxTime: 10, Version: metaVersion1,
+		Isotsdb: &BlockIsotsdb{WALMark: &WALMark{Segment: 3, Offset: 40960, MaxTime: 10}}}
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"isotsdb":{"walMark":{"segment":3,"offset":40960,"maxTime":10}}`)
+	got, err := decodeMeta(b)
+	require.NoError(t, err)
+	require.Equal(t, m, got)
+
+	m.Isotsdb = nil
+	b, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "isotsdb", "no field without a mark")
+	got, err = decodeMeta(b)
+	require.NoError(t, err)
+	require.Nil(t, got.Isotsdb)
+
+	base := strings.TrimSuffix(string(b), "}")
+	for _, garbage := range []string{
+		`"isotsdb":null`,
+		`"isotsdb":7`,
+		`"isotsdb":{"walMark":"x"}`,
+		`"isotsdb":{"walMark":{"segment":-1,"offset":0,"maxTime":1}}`,
+		`"isotsdb":{"walMark":{"segment":1000000000,"offset":0,"maxTime":1}}`,
+		`"isotsdb":{"walMark":{"segment":1,"offset":-5,"maxTime":1}}`,
+		`"isotsdb":{"walMark":{"segment":1e30}}`,
+		`"isotsdb":{"other":{"x":[1,2]}}`,
+	} {
+		got, err := decodeMeta([]byte(base + "," + garbage + "}"))
+		require.NoError(t, err, garbage)
+		require.True(t, got.Isotsdb == nil || got.Isotsdb.WALMark == nil, "%s: no mark", garbage)
+		require.Equal(t, m.ULID, got.ULID, garbage)
+	}
+	_, err = decodeMeta([]byte(base + `,"isotsdb":{"walMark":{`))
+	require.Error(t, err, "JSON that does not parse still does not")
+
+	// laterWALMark, the rule block compaction uses.
+	mk := func(seg int, off, maxt int64) *BlockIsotsdb {
+		return &BlockIsotsdb{WALMark: &WALMark{Segment: seg, Offset: off, MaxTime: maxt}}
+	}
+	require.Nil(t, laterWALMark(nil, nil))
+	require.Equal(t, mk(1, 5, 7), laterWALMark(nil, mk(1, 5, 7)))
+	require.Equal(t, mk(1, 5, 7), laterWALMark(mk(1, 5, 7), &BlockIsotsdb{}))
+	require.Equal(t, mk(2, 0, 9), laterWALMark(mk(1, 5, 7), mk(2, 0, 9)))
+	require.Equal(t, mk(2, 0, 9), laterWALMark(mk(2, 0, 9), mk(1, 5, 7)))
+	require.Equal(t, mk(1, 6, 8), laterWALMark(mk(1, 5, 7), mk(1, 6, 8)))
+}
+
+// TestBlockCompactionCarriesWALMark: blocks compacted together give the
+// new block the greatest of their marks; replay after that still drops
+// what the blocks hold.
+func TestBlockCompactionCarriesWALMark(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	lsets := []labels.Labels{labels.FromStrings("__name__", "carry")}
+	want := map[string][]sample{}
+	var marks []WALMark
+	for from, end := int64(0), 5*hour; end <= 11*hour; from, end = end, end+2*hour {
+		behindScrapes(t, db, lsets, from, end, want)
+		require.NoError(t, db.Compact(ctx))
+		marks = append(marks, *greatestMark(db))
+	}
+	// Blocks [0, 2h), [2h, 4h), [4h, 6h): compacted into [0, 6h) by the
+	// compaction after the third, or by the next.
+	require.NoError(t, db.Compact(ctx))
+	bs := db.Blocks()
+	require.Equal(t, int64(0), bs[0].MinTime)
+	require.Equal(t, 6*hour, bs[0].MaxTime, "the first three ranges compacted: %+v", bs)
+	require.Greater(t, bs[0].Compaction.Level, 1)
+	require.NotNil(t, bs[0].Isotsdb)
+	require.Equal(t, marks[2], *bs[0].Isotsdb.WALMark, "the greatest mark of the inputs")
+	require.Equal(t, marks[len(marks)-1], *greatestMark(db))
+	require.NoError(t, db.Close())
+	db = markOpen(t, fsys, nil)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Equal(t, sortedWant(want), fullRead(t, db))
+	require.Zero(t, headLateSamples(db))
+}
+
+// TestWALMarkLogBehind: a WAL whose numbering went back behind the
+// blocks' mark (its directory removed) starts its next segment after the
+// mark's, so that what it logs is not taken for what the blocks hold;
+// late samples logged then survive restarts. Far behind, the marks are
+// removed instead.
+func TestWALMarkLogBehind(t *testing.T) {
+	for _, far := range []bool{false, true} {
+		t.Run(fmt.Sprintf("far=%v", far), func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			db := markOpen(t, fsys, nil)
+			lsets := []labels.Labels{labels.FromStrings("__name__", "behind")}
+			want := map[string][]sample{}
+			behindScrapes(t, db, lsets, 0, 5*hour, want)
+			require.NoError(t, db.Compact(ctx))
+			m := greatestMark(db)
+			require.NotNil(t, m)
+			require.NoError(t, db.Close())
+			if far {
+				// A mark far ahead of this log (as from another log).
+				m.Segment += 5000
+				setWALMarks(t, fsys, m)
+			}
+			// The WAL is lost: the head's samples after the block go.
+			require.NoError(t, fsys.RemoveAll("data/wal"))
+			for k, v := range want {
+				want[k] = v[:0:0]
+				for _, s := range v {
+					if s.T < 2*hour {
+						want[k] = append(want[k], s)
+					}
+				}
+			}
+			db = markOpen(t, fsys, nil)
+			if far {
+				require.Nil(t, greatestMark(db), "marks removed")
+			} else {
+				require.Greater(t, db.head.wal.ActiveSegment(), m.Segment)
+			}
+			behindLate(t, db, lsets, hour, 2*hour, want)
+			require.NoError(t, db.Close())
+			db = markOpen(t, fsys, nil)
+			require.Equal(t, sortedWant(want), fullRead(t, db))
+			require.Equal(t, 60, headLateSamples(db))
+			require.NoError(t, db.Close())
+		})
+	}
+}
+
+// setWALMarks gives every block in fsys/data the mark m.
+func setWALMarks(t *testing.T, fsys vfs.FS, m *WALMark) {
+	t.Helper()
+	entries, err := fsys.ReadDir("data")
+	require.NoError(t, err)
+	for _, e := range entries {
+		dir := "data/" + e.Name()
+		meta, err := readMeta(fsys, dir)
+		if err != nil {
+			continue
+		}
+		meta.Isotsdb = &BlockIsotsdb{WALMark: m}
+		require.NoError(t, writeMeta(fsys, dir, &meta))
+	}
+}
