@@ -1,6 +1,7 @@
 package tsdb
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -440,4 +442,97 @@ func setWALMarks(t *testing.T, fsys vfs.FS, m *WALMark) {
 		meta.Isotsdb = &BlockIsotsdb{WALMark: m}
 		require.NoError(t, writeMeta(fsys, dir, &meta))
 	}
+}
+
+// TestWALMarkLateDuringTruncation: late samples committed while a head
+// compaction waits, after publishing its block, for a reader before it
+// truncates the head: they are logged after the block's mark, in the
+// segment the checkpoint that follows covers. The checkpoint keeps them
+// (at the end of its segment, after the mark) and replay takes them as
+// late ones: nothing is lost.
+func TestWALMarkLateDuringTruncation(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	release := heldCompaction(t, db) // series m over [0, 4h); block [0, 2h)
+	require.NotNil(t, greatestMark(db))
+	lset := labels.FromStrings("__name__", "m")
+	want := map[string][]sample{}
+	for ts := int64(0); ts < 4*hour; ts += 60_000 {
+		want[lset.String()] = append(want[lset.String()], sample{ts, float64(ts)})
+	}
+	app := db.Appender(ctx)
+	for ts := hour + 30_000; ts < 2*hour; ts += 10 * 60_000 {
+		_, err := app.Append(0, lset, ts, -1)
+		require.NoError(t, err)
+		want[lset.String()] = append(want[lset.String()], sample{ts, -1})
+	}
+	require.NoError(t, app.Commit())
+	require.NoError(t, release())
+	_, cp, err := wlog.LastCheckpoint(fsys, "data/wal")
+	require.NoError(t, err, "the truncation checkpointed the WAL")
+	require.GreaterOrEqual(t, cp, greatestMark(db).Segment, "the checkpoint covers the mark's segment")
+	want = sortedWant(want)
+	require.Equal(t, want, fullRead(t, db))
+	require.NoError(t, db.Close())
+
+	db = markOpen(t, fsys, nil)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Equal(t, want, fullRead(t, db))
+	require.Equal(t, 6, headLateSamples(db))
+}
+
+// TestWALMarkCommitLoggedBeforeCompaction: a commit whose records are
+// logged before a head compaction reads the WAL's position, and which
+// applies after it, puts its sample behind the compaction's range (a late
+// one, older than the range the compaction writes from the in-order
+// chunks). The compaction waits for it before it freezes the late
+// samples, so the blocks hold it, as the mark says; replay drops it from
+// the WAL and reads it from a block.
+func TestWALMarkCommitLoggedBeforeCompaction(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	a := labels.FromStrings("__name__", "a")
+	c := labels.FromStrings("__name__", "c")
+	want := map[string][]sample{}
+	behindScrapes(t, db, []labels.Labels{a, c}, 0, 5*hour, want)
+	require.NoError(t, db.Compact(ctx)) // [0, 2h)
+	behindScrapes(t, db, []labels.Labels{a, c}, 5*hour, 7*hour, want)
+
+	// The commit of c@1h (behind the block of [0, 2h)) stops between
+	// writing its WAL record and applying it; a compaction of [2h, 4h)
+	// starts meanwhile.
+	logged, resume := make(chan struct{}), make(chan struct{})
+	db.head.loggedHook = func(*headAppender) {
+		close(logged)
+		<-resume
+	}
+	committed := make(chan error, 1)
+	go func() {
+		app := db.Appender(ctx)
+		if _, err := app.Append(0, c, hour+1, 42); err != nil {
+			committed <- err
+			return
+		}
+		committed <- app.Commit()
+	}()
+	<-logged
+	db.head.loggedHook = nil
+	want[c.String()] = append(want[c.String()], sample{hour + 1, 42})
+	compacted := make(chan error, 1)
+	go func() { compacted <- db.Compact(context.Background()) }()
+	// Let the compaction read the WAL's position (it waits for the commit
+	// once it has), then let the commit apply.
+	require.Eventually(t, func() bool { return db.head.minValidTime.Load() == 4*hour }, 10*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	close(resume)
+	require.NoError(t, <-committed)
+	require.NoError(t, <-compacted)
+	require.Equal(t, 4*hour, greatestMark(db).MaxTime)
+	want = sortedWant(want)
+	require.Equal(t, want, fullRead(t, db))
+	require.NoError(t, db.Close())
+
+	db = markOpen(t, fsys, nil)
+	defer func() { require.NoError(t, db.Close()) }()
+	require.Equal(t, want, fullRead(t, db), "after a restart")
 }
