@@ -141,9 +141,13 @@ import (
 // the WAL that the WBL does not hold (recopyLate; replay classifies by the
 // WAL's order, as Prometheus's does). Prometheus opening the directory
 // before isotsdb opens it again would still miss them. Late samples before
-// the head's range (minValidTime) are not copied: the WAL cannot tell
-// those a block holds already (the replayer takes them as late ones too)
-// from those that arrived after their range was written, so after such a
+// the head's range (minValidTime) are copied when the blocks' WAL mark
+// (wal_mark.go) tells that no block holds them: replay dropped those a
+// block holds, so a late sample with a time before the mark's is one
+// that arrived after its range was written. Without a mark (a directory
+// an older isotsdb wrote), and between the mark's time and minValidTime
+// (a newer block without a mark), the WAL cannot tell the late samples a
+// block holds from the others, so they are not copied: after such a
 // crash Prometheus misses the latter until isotsdb's next head compaction
 // writes them into a block. The opposite case,
 // WBL copies of a commit that the WAL lost (each log is synced on its

@@ -24,7 +24,7 @@ import (
 // commit takes its write ID under the WAL's lock just before it writes its
 // records (logCommit), so a commit whose records lie before P holds an ID
 // up to that watermark: it has applied all of its samples when the late
-// ones are frozen. Each of its samples before maxt is then in an in-order
+// ones are frozen (isolation.go, "Commits and WAL marks"). Each of its samples before maxt is then in an in-order
 // chunk of the range, or in a frozen late chunk (whose range the
 // compaction writes too), or was rejected; all of them are in the blocks.
 // A commit whose records lie after P applies after minValidTime was

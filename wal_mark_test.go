@@ -536,3 +536,50 @@ func TestWALMarkCommitLoggedBeforeCompaction(t *testing.T) {
 	defer func() { require.NoError(t, db.Close()) }()
 	require.Equal(t, want, fullRead(t, db), "after a restart")
 }
+
+// TestWALMarkRecopyLate: late samples behind the head's range that the WAL
+// holds and the WBL lost (a crash between a commit's two writes) are
+// copied to the WBL by the next Open when the blocks' mark tells they
+// arrived after their range was written; the block's samples the WAL
+// still holds are not. Without a mark nothing before the head's range is
+// copied, as before.
+func TestWALMarkRecopyLate(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db := markOpen(t, fsys, nil)
+	cancelCompactionAfterPublish(t, db) // block [0, 2h), WAL untruncated
+	lset := labels.FromStrings("__name__", "m")
+	app := db.Appender(ctx)
+	for ts := hour + 30_000; ts < 2*hour; ts += 10 * 60_000 {
+		_, err := app.Append(0, lset, ts, -1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, app.Commit())
+	require.NoError(t, db.Close())
+	got, _ := readWBLDir(t, fsys, "data/wbl")
+	require.Len(t, got, 6)
+
+	for _, strip := range []bool{false, true} {
+		fs2 := fsys.Crash()
+		if strip {
+			stripWALMarks(t, fs2)
+		}
+		// The WBL lost the commit's copies.
+		entries, err := fs2.ReadDir("data/wbl")
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.NoError(t, fs2.WriteFile("data/wbl/"+e.Name(), nil, 0o666))
+		}
+		db := markOpen(t, fs2, nil)
+		require.NoError(t, db.Close())
+		got, _ := readWBLDir(t, fs2, "data/wbl")
+		if strip {
+			require.Empty(t, got, "without a mark, nothing before the head's range is copied")
+			continue
+		}
+		require.Len(t, got, 6, "the late samples, and no copy of the block's")
+		for _, s := range got {
+			require.True(t, s.isCopy)
+			require.Equal(t, int64(30_000), s.t%(10*60_000), "a late sample")
+		}
+	}
+}
