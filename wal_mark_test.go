@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -275,7 +276,9 @@ func TestWALMarkWithoutMark(t *testing.T) {
 
 // stripWALMarks rewrites every block's meta.json in fsys/data without
 // isotsdb's field, as Prometheus would write it.
-func stripWALMarks(t *testing.T, fsys vfs.FS) {
+func stripWALMarks(t *testing.T, fsys vfs.FS) { stripWALMarksTB(t, fsys) }
+
+func stripWALMarksTB(t testing.TB, fsys vfs.FS) {
 	t.Helper()
 	entries, err := fsys.ReadDir("data")
 	require.NoError(t, err)
@@ -581,5 +584,66 @@ func TestWALMarkRecopyLate(t *testing.T) {
 			require.True(t, s.isCopy)
 			require.Equal(t, int64(30_000), s.t%(10*60_000), "a late sample")
 		}
+	}
+}
+
+// BenchmarkWALMarkReplay measures Open after a head compaction that
+// published its block and stopped before truncating the head (the WAL
+// holds the block's range), with the window on: with the block's WAL mark
+// and without it (as an older isotsdb wrote the directory). It reports
+// the late samples the head holds after replay and the heap in use.
+//
+//	go test -run '^$' -bench BenchmarkWALMarkReplay -benchtime 3x .
+func BenchmarkWALMarkReplay(b *testing.B) {
+	const series = 2000
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, markOpts(fsys))
+	require.NoError(b, err)
+	noWakeups(db)
+	lsets := loadSeries(b, series)
+	for ts := int64(0); ts < 4*hour; ts += 15_000 * 20 {
+		app := db.Appender(ctx)
+		for t := ts; t < ts+15_000*20; t += 15_000 {
+			for _, ls := range lsets {
+				_, err := app.Append(0, ls, t, float64(t))
+				require.NoError(b, err)
+			}
+		}
+		require.NoError(b, app.Commit())
+	}
+	q, err := db.Querier(0, 4*hour)
+	require.NoError(b, err)
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- db.Compact(cctx) }()
+	for len(db.Blocks()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	require.ErrorIs(b, <-done, context.Canceled)
+	require.NoError(b, q.Close())
+	require.NoError(b, db.Close())
+	for _, mark := range []bool{true, false} {
+		b.Run(fmt.Sprintf("mark=%v", mark), func(b *testing.B) {
+			fs := fsys.Crash()
+			if !mark {
+				stripWALMarksTB(b, fs)
+			}
+			var late int
+			var heap uint64
+			for b.Loop() {
+				db, err := Open("data", nil, nil, markOpts(fs))
+				require.NoError(b, err)
+				noWakeups(db)
+				late = headLateSamples(db)
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				heap = ms.HeapInuse
+				require.NoError(b, db.Close())
+			}
+			b.ReportMetric(float64(late), "late-samples")
+			b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
+		})
 	}
 }
