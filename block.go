@@ -128,9 +128,9 @@ type BlockMeta struct {
 //
 //	"isotsdb": {"walMark": {"segment": 12, "offset": 40960, "maxTime": 7200000}}
 type BlockIsotsdb struct {
-	// WALMark says which WAL samples the blocks hold (wal.go, "Replay and
-	// head compactions"). A head compaction sets it on the blocks it
-	// writes; block compaction carries the greatest of its inputs' marks.
+	// WALMark says which WAL samples the blocks hold (wal_mark.go). A head
+	// compaction sets it on the last block it writes; block compaction
+	// carries the greatest of its inputs' marks.
 	WALMark *WALMark `json:"walMark,omitempty"`
 }
 

@@ -37,8 +37,9 @@ func (h *head) compactable() bool {
 // wal_mark.go) and the commits logged before it are waited for; the late
 // samples before the range's end are frozen (freezeLate), and the commits
 // in flight then are waited for, so the frozen samples and the range's
-// in-order ones belong to completed commits. The blocks are written from a read snapshot taken then, so they
-// hold whole commits only (see isolation.go on late samples and blocks).
+// in-order ones belong to completed commits. The blocks are written from a
+// read snapshot taken then, so they hold whole commits only (see
+// isolation.go on late samples and blocks).
 // They are published for new queriers; the head is truncated once every
 // querier created before the publication (which still reads the range from
 // the head) is closed, so no querier sees samples appear or disappear.

@@ -24,9 +24,11 @@ import (
 // commit takes its write ID under the WAL's lock just before it writes its
 // records (logCommit), so a commit whose records lie before P holds an ID
 // up to that watermark: it has applied all of its samples when the late
-// ones are frozen (isolation.go, "Commits and WAL marks"). Each of its samples before maxt is then in an in-order
-// chunk of the range, or in a frozen late chunk (whose range the
-// compaction writes too), or was rejected; all of them are in the blocks.
+// ones are frozen (isolation.go, "Commits and WAL marks"). Each of its
+// samples before maxt is then in an in-order chunk of the range, or in a
+// frozen late chunk (whose range the compaction writes too), or was
+// rejected; all of them are in the blocks, once the last of them is
+// published (the mark goes with that one, writeHeadBlocks).
 // A commit whose records lie after P applies after minValidTime was
 // raised: its samples before maxt are late ones (or rejected with the
 // window off), which the blocks may or may not hold. The blocks carry
@@ -55,10 +57,10 @@ import (
 // then on lies before the mark (wlog.WL.StartAfter): a log whose
 // numbering went back (a repair that cut segments, a WAL directory
 // removed) starts its next segment after the mark's, or, far behind, has
-// the marks removed (startWALAfterMark). A block copied in
-// from another data directory carries a mark of another log; its samples
-// before maxt are then dropped from this WAL as they are with the window
-// off (minValidTime), so copy blocks in only behind the head's range.
+// the marks removed (startWALAfterMark). A block copied in from another
+// data directory carries a mark of another log; this WAL's samples before
+// its maxt are then dropped as they are with the window off
+// (minValidTime), so copy blocks in only behind the head's range.
 //
 // A directory without marks (written by Prometheus or an older isotsdb)
 // replays as before.
