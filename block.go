@@ -117,7 +117,55 @@ type BlockMeta struct {
 	Stats      BlockStats      `json:"stats,omitempty"`
 	Compaction BlockCompaction `json:"compaction"`
 	Version    int             `json:"version"`
+	// Isotsdb holds what isotsdb adds to the format, under a key of its
+	// own: Prometheus decodes meta.json into a struct, so it ignores the
+	// key (and drops it when it rewrites a block). nil when there is
+	// nothing to add, and in blocks written by Prometheus.
+	Isotsdb *BlockIsotsdb `json:"isotsdb,omitempty"`
 }
+
+// BlockIsotsdb is isotsdb's part of meta.json:
+//
+//	"isotsdb": {"walMark": {"segment": 12, "offset": 40960, "maxTime": 7200000}}
+type BlockIsotsdb struct {
+	// WALMark says which WAL samples the blocks hold (wal_mark.go). A head
+	// compaction sets it on the last block it writes; block compaction
+	// carries the greatest of its inputs' marks.
+	WALMark *WALMark `json:"walMark,omitempty"`
+}
+
+// WALMark records a head compaction: every sample the data directory's
+// WAL logged before position (Segment, Offset) with a time before MaxTime
+// is in the blocks, or was never stored (rejected, or dropped by a
+// Delete); a sample logged after it with a time before MaxTime is a late
+// one that arrived after the range was written.
+type WALMark struct {
+	Segment int   `json:"segment"`
+	Offset  int64 `json:"offset"`
+	MaxTime int64 `json:"maxTime"`
+}
+
+// UnmarshalJSON decodes isotsdb's part of meta.json. Garbage there does
+// not make the block unreadable: it decodes to no mark (replay then
+// behaves as for a block written by Prometheus). A mark out of range
+// (negative, or a segment index the log cannot have) is no mark either.
+func (b *BlockIsotsdb) UnmarshalJSON(data []byte) error {
+	type plain BlockIsotsdb
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		*b = BlockIsotsdb{}
+		return nil
+	}
+	if m := p.WALMark; m != nil && (m.Segment < 0 || m.Segment > maxWALSegment || m.Offset < 0) {
+		p.WALMark = nil
+	}
+	*b = BlockIsotsdb(p)
+	return nil
+}
+
+// maxWALSegment is the greatest segment index: segment names have at
+// most nine digits.
+const maxWALSegment = 999_999_999
 
 // BlockStats counts what a block holds.
 type BlockStats struct {

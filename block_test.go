@@ -61,6 +61,10 @@ func TestMetaRoundTrip(t *testing.T) {
 func FuzzDecodeMeta(f *testing.F) {
 	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"stats":{"numSamples":3},"compaction":{"level":1,"sources":["01ARZ3NDEKTSV4RRFFQ69G5FAV"]},"version":1}`))
 	f.Add([]byte(`{}`))
+	// isotsdb's field: a mark, and garbage in its place (no mark).
+	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":{"segment":3,"offset":40960,"maxTime":5}}}`))
+	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":{"segment":"3"}}}`))
+	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":[{"walMark":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMeta(b)
 		if err != nil {
@@ -72,6 +76,9 @@ func FuzzDecodeMeta(f *testing.F) {
 		require.NoError(t, err, "re-decode")
 		require.True(t, m2.ULID == m.ULID && m2.MinTime == m.MinTime && m2.MaxTime == m.MaxTime && m2.Compaction.Level == m.Compaction.Level,
 			"round trip changed %+v into %+v", m, m2)
+		if m.Isotsdb != nil {
+			require.Equal(t, m.Isotsdb.WALMark, m2.Isotsdb.WALMark, "round trip of the WAL mark")
+		}
 	})
 }
 

@@ -246,6 +246,7 @@ func (db *DB) compactGroup(ctx context.Context, group []BlockMeta) error {
 		meta.Compaction.Sources = append(meta.Compaction.Sources, m.Compaction.Sources...)
 		meta.Compaction.Parents = append(meta.Compaction.Parents, BlockDesc{ULID: m.ULID, MinTime: m.MinTime, MaxTime: m.MaxTime})
 		sets[i] = b.selectSeries(ctx, b.tombstones(), m.MinTime, m.MaxTime-1, nil)
+		meta.Isotsdb = laterWALMark(meta.Isotsdb, m.Isotsdb)
 	}
 	slices.SortFunc(meta.Compaction.Sources, func(a, b ulid.ULID) int { return a.Compare(b) })
 	meta.Compaction.Sources = slices.Compact(meta.Compaction.Sources)

@@ -33,11 +33,13 @@ func (h *head) compactable() bool {
 // with the late samples before that range's end. The caller holds cmtx.
 //
 // Isolation: the range is closed to in-order appends first
-// (minValidTime), and the late samples before its end are frozen
-// (freezeLate); then the commits already in flight are waited for, so the
-// frozen samples and the range's in-order ones belong to completed
-// commits. The blocks are written from a read snapshot taken then, so they
-// hold whole commits only (see isolation.go on late samples and blocks).
+// (minValidTime); the WAL's position is read (the blocks' WAL mark,
+// wal_mark.go) and the commits logged before it are waited for; the late
+// samples before the range's end are frozen (freezeLate), and the commits
+// in flight then are waited for, so the frozen samples and the range's
+// in-order ones belong to completed commits. The blocks are written from a
+// read snapshot taken then, so they hold whole commits only (see
+// isolation.go on late samples and blocks).
 // They are published for new queriers; the head is truncated once every
 // querier created before the publication (which still reads the range from
 // the head) is closed, so no querier sees samples appear or disappear.
@@ -58,6 +60,13 @@ func (db *DB) compactHead(ctx context.Context) error {
 	mint := max(h.MinTime(), headMint)
 	maxt := rangeEnd(mint, r) // exclusive
 	h.raiseMinValidTime(maxt)
+	// The commits whose records lie before the WAL's position now apply
+	// before the late samples are frozen, so the blocks hold each of
+	// their samples before maxt (wal_mark.go).
+	mark := h.markWAL(maxt)
+	if err := h.iso.waitForCommitsBefore(ctx, h.iso.highWatermark()); err != nil {
+		return err
+	}
 	db.lateGen++
 	gen := db.lateGen
 	older := h.freezeLate(maxt, gen)
@@ -68,7 +77,7 @@ func (db *DB) compactHead(ctx context.Context) error {
 	if h.isolationOn {
 		snap = h.iso.snapshot()
 	}
-	err := db.writeHeadBlocks(ctx, snap, append(older, maxt-r))
+	err := db.writeHeadBlocks(ctx, snap, append(older, maxt-r), mark)
 	if snap != nil {
 		snap.release()
 	}
@@ -87,11 +96,17 @@ func (db *DB) compactHead(ctx context.Context) error {
 
 // writeHeadBlocks writes the head's data in each block range starting at
 // one of starts into a block of its own, as snap sees it (everything with
-// snap nil), and publishes each.
-func (db *DB) writeHeadBlocks(ctx context.Context, snap *readSnapshot, starts []int64) error {
+// snap nil), and publishes each in turn. The last block gets isotsdb's
+// meta x (may be nil): x's WAL mark says what all of the blocks hold, so it
+// is published with the last of them only; if an earlier one fails, no
+// block says it (wal_mark.go).
+func (db *DB) writeHeadBlocks(ctx context.Context, snap *readSnapshot, starts []int64, x *BlockIsotsdb) error {
 	h := db.head
-	for _, from := range starts {
+	for i, from := range starts {
 		meta := BlockMeta{ULID: newULID(), MinTime: from, MaxTime: from + h.chunkRange}
+		if i == len(starts)-1 {
+			meta.Isotsdb = x
+		}
 		meta.Compaction.Level = 1
 		meta.Compaction.Sources = []ulid.ULID{meta.ULID}
 		ss := h.selectSeries(ctx, nil, snap, h.tombstones(), meta.MinTime, meta.MaxTime-1, nil)

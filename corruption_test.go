@@ -154,7 +154,7 @@ func TestCorruptionErrorContract(t *testing.T) {
 				defer sr.Close()
 				rp := newReplayer(db.head, newWALMetrics(nil, db.metricNames))
 				defer rp.close()
-				return rp.replay(wlog.NewReader(sr), "wal")
+				return rp.replay(wlog.NewReader(sr), "wal", -1)
 			},
 		},
 		{

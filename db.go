@@ -145,6 +145,7 @@ func open(dir string, logger *slog.Logger, reg prometheus.Registerer, opts *Opti
 		db.headMint = maxt
 		db.head.raiseMinValidTime(maxt)
 	}
+	db.head.walMark = db.greatestWALMark()
 	if readOnly {
 		if err := db.replayWALReadOnly(hasWAL); err != nil {
 			return nil, errors.Join(err, db.closeBlocks())

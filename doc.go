@@ -31,8 +31,9 @@
 //   - metadata.go, head_metadata.go, querier_metadata.go: series metadata
 //     (metric type, unit, help): its types, the head's versions of it,
 //     its WAL records and replay, reading it through a Querier.
-//   - wal.go, wal_checkpoint.go: logging commits, replaying the WAL,
-//     checkpointing it after a head truncation.
+//   - wal.go, wal_checkpoint.go, wal_mark.go: logging commits, replaying
+//     the WAL, checkpointing it after a head truncation, the WAL marks
+//     that tell replay which samples the blocks hold.
 //   - block.go, block_write.go: reading and writing blocks on disk.
 //   - compact.go, compact_head.go, retention.go: DB.Compact and block
 //     compaction, head compaction, retention.

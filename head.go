@@ -73,7 +73,11 @@ type head struct {
 	// checkpoints keep them while it lives (wal_checkpoint.go). Set by
 	// Open before the DB is shared; read and pruned by checkpoints, which
 	// hold cmtx.
-	walDups   map[uint64]uint64
+	walDups map[uint64]uint64
+	// walMark is the greatest WAL mark of the blocks at Open (wal_mark.go),
+	// nil without one: WAL replay drops the samples it says the blocks
+	// hold. Set by Open before the replay; not used after it.
+	walMark   *WALMark
 	numSeries atomic.Int64
 
 	// Time range of the committed samples: minTime is math.MaxInt64 and

@@ -88,6 +88,16 @@ import (
 // the new block range, as a late one, while the checkpoint of its segment
 // dropped it as a copy of what the block holds.
 //
+// Commits and WAL marks. For the same reason, a head compaction that
+// reads the WAL's position P (its blocks' WAL mark, wal_mark.go) after it
+// raised minValidTime, then waits for the commits up to the high
+// watermark read after P, has every commit whose records lie before P
+// applied before it freezes the late samples: their samples before the
+// range's end are all in its blocks. A commit whose records lie after P
+// took its ID after P was read, and loads minValidTime after that
+// (Commit), so it sees the raised bound: its samples before the range's
+// end are late ones, or rejected.
+//
 // Listing the head's series (DB.HeadSeries, head_series.go) is a read
 // like a Querier's: one snapshot, taken when it starts and held until it
 // returns, and for each series the newest sample visible to it. That is

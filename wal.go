@@ -141,9 +141,13 @@ import (
 // the WAL that the WBL does not hold (recopyLate; replay classifies by the
 // WAL's order, as Prometheus's does). Prometheus opening the directory
 // before isotsdb opens it again would still miss them. Late samples before
-// the head's range (minValidTime) are not copied: the WAL cannot tell
-// those a block holds already (the replayer takes them as late ones too)
-// from those that arrived after their range was written, so after such a
+// the head's range (minValidTime) are copied when the blocks' WAL mark
+// (wal_mark.go) tells that no block holds them: replay dropped those a
+// block holds, so a late sample with a time before the mark's is one
+// that arrived after its range was written. Without a mark (a directory
+// an older isotsdb wrote), and between the mark's time and minValidTime
+// (a newer block without a mark), the WAL cannot tell the late samples a
+// block holds from the others, so they are not copied: after such a
 // crash Prometheus misses the latter until isotsdb's next head compaction
 // writes them into a block. The opposite case,
 // WBL copies of a commit that the WAL lost (each log is synced on its
@@ -383,6 +387,14 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 		return errors.Join(err, w.Close())
 	}
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
+	if err := db.startWALAfterMark(w, db.head.walMark); err != nil {
+		err = fmt.Errorf("replay WAL: %w", err)
+		if wbl != nil {
+			err = errors.Join(err, wbl.w.Close())
+		}
+		return errors.Join(err, w.Close())
+	}
+	db.head.walMark = nil
 	db.head.wal = w
 	if wbl != nil {
 		l := &wblLog{w: wbl.w, segMax: wbl.segMax}
@@ -541,7 +553,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		if err != nil {
 			return fmt.Errorf("open checkpoint %s: %w", cpDir, err)
 		}
-		err = rp.replay(wlog.NewReader(r), cpDir)
+		err = rp.replay(wlog.NewReader(r), cpDir, cpIdx)
 		if cerr := r.Close(); err == nil {
 			err = cerr
 		}
@@ -557,7 +569,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	if err != nil {
 		return fmt.Errorf("open segments: %w", err)
 	}
-	err = rp.replay(wlog.NewReader(r), dir)
+	err = rp.replay(wlog.NewReader(r), dir, -1)
 	_ = r.Close()
 	var cerr *CorruptionError
 	switch {
@@ -594,7 +606,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		h.logger.Warn("tsdb: WAL replay skipped exemplars of series it has no record of", "exemplars", rp.unknownEx)
 	}
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(), "exemplars", rp.exemplars,
-		"from_segment", from, "duration", time.Since(start))
+		"in_blocks_by_mark", rp.inBlocksDropped, "from_segment", from, "duration", time.Since(start))
 	return nil
 }
 
@@ -659,6 +671,15 @@ type replayer struct {
 	lateMu       sync.Mutex
 	late         []seriesTime
 	lastProgress time.Time
+
+	// mark is the position of the greatest WAL mark of the blocks and
+	// markMaxT its time (wal_mark.go), nil without one; inBlocks says
+	// whether the record being read lies before mark. inBlocksDropped
+	// counts the samples add dropped by the mark.
+	mark            *wlog.Position
+	markMaxT        int64
+	inBlocks        bool
+	inBlocksDropped int64
 }
 
 // replayBatch is the number of samples sent to a worker at once.
@@ -668,6 +689,9 @@ func newReplayer(h *head, m *walMetrics) *replayer {
 	n := max(1, runtime.GOMAXPROCS(0))
 	rp := &replayer{h: h, m: m, unknownRefs: m.unknownRefs, dups: map[uint64]uint64{}, tombs: map[SeriesRef]tombstones.Intervals{}, lastProgress: time.Now(),
 		free: make(chan []walSample, 8*n)}
+	if wm := h.walMark; wm != nil {
+		rp.mark, rp.markMaxT = &wlog.Position{Segment: wm.Segment, Offset: wm.Offset}, wm.MaxTime
+	}
 	rp.shards = make([]chan []walSample, n)
 	rp.pending = make([][]walSample, n)
 	for i := range rp.shards {
@@ -692,12 +716,24 @@ func (rp *replayer) work(ch <-chan []walSample) {
 		// holds them when the process stopped between publishing a block
 		// and truncating the head. Except, with the out-of-order window
 		// on, late samples that arrived after their range was written
-		// into a block: those are taken as late ones, and so are the
-		// others (copies of what a block holds, which reads and block
-		// compaction merge away).
+		// into a block: those are taken as late ones. The blocks' WAL
+		// mark tells most of the others apart, and add drops them
+		// (wal_mark.go); those it cannot (no mark: a directory written by
+		// Prometheus or an older isotsdb; a checkpoint at or after the
+		// mark's segment; a time between the mark's and minValidTime) are
+		// taken as late ones too: copies of what a block holds, which
+		// reads and block compaction merge away.
 		// Samples outside [MinSampleTime, MaxSampleTime] (from another
 		// writer) cannot be stored.
 		minValid := h.minValidTime.Load()
+		// Late samples before the WAL mark's time that reach the workers
+		// were logged after the mark (add dropped the others): they
+		// arrived after their range was written, and only the head has
+		// them (wal_mark.go).
+		markMaxT := int64(math.MinInt64)
+		if rp.mark != nil {
+			markMaxT = rp.markMaxT
+		}
 		// Samples older than their series' newest are late ones, whatever
 		// the out-of-order window is now: they were accepted when they
 		// were written (head_late.go). Samples before minValid are late
@@ -727,9 +763,10 @@ func (rp *replayer) work(ch <-chan []walSample) {
 				if added {
 					lateAdded++
 				}
-				// Those before minValid are not collected: most are copies of
-				// what a block holds (the WAL keeps them until a checkpoint).
-				if collect && reason == "" && smp.t >= minValid {
+				// Those before minValid are collected only if the WAL mark
+				// tells that no block holds them: without it most are copies
+				// of what a block holds (the WAL keeps them until a checkpoint).
+				if collect && reason == "" && (smp.t >= minValid || smp.t < markMaxT) {
 					late = append(late, seriesTime{ref: smp.ref, t: smp.t})
 				}
 			case x == nil:
@@ -765,11 +802,20 @@ func (rp *replayer) work(ch <-chan []walSample) {
 	}
 }
 
-// replay reads every record of r. src names the source for messages.
-func (rp *replayer) replay(r *wlog.Reader, src string) error {
+// replay reads every record of r. src names the source for messages. cp
+// is the index of the checkpoint r reads (whose records stand at the end
+// of segment cp), -1 if r reads the log's segments.
+func (rp *replayer) replay(r *wlog.Reader, src string, cp int) error {
 	h := rp.h
 	for r.Next() {
 		rec := r.Record()
+		if rp.mark != nil {
+			end := wlog.EndOf(cp)
+			if cp < 0 {
+				end = wlog.Position{Segment: r.Segment(), Offset: r.Offset()}
+			}
+			rp.inBlocks = rp.mark.Before(end)
+		}
 		switch typ := record.RecordType(rec); typ {
 		case record.Series:
 			rp.dropGroup(src)
@@ -923,8 +969,14 @@ func (s *walExtra) valid() bool {
 }
 
 // add takes a sample of a record: into the open commit group, or to its
-// series' worker.
+// series' worker. A sample the blocks hold by the WAL mark (wal_mark.go)
+// is dropped here, counted with the samples dropped as in blocks.
 func (rp *replayer) add(smp walSample) {
+	if rp.inBlocks && smp.t < rp.markMaxT {
+		rp.dropped.Add(1)
+		rp.inBlocksDropped++
+		return
+	}
 	if rp.groupLeft > 0 {
 		rp.group = append(rp.group, smp)
 		return

@@ -13,7 +13,8 @@ import (
 // After a head truncation the older WAL segments hold mostly data the head
 // no longer has. A checkpoint (wlog.Checkpoint) rewrites what of them is
 // still needed, the series still in the head, the samples (and
-// exemplars, as Prometheus keeps them) not before the truncation and the
+// exemplars, as Prometheus keeps them) not before the truncation, less
+// those the blocks' WAL mark says the blocks hold (wal_mark.go), and the
 // latest metadata of those series, into
 // checkpoint.N; then the segments up to N and the
 // older checkpoints are removed. Replay reads the last checkpoint, then the
@@ -105,7 +106,14 @@ func (db *DB) checkpointWAL(mint int64) error {
 		}
 		return mint, true
 	}
-	if _, err := wlogCheckpoint(db, first, last, mintOf); err != nil {
+	// The samples the blocks hold by their WAL mark are dropped too: replay
+	// would drop them (wal_mark.go), except those the checkpoint keeps at
+	// its end, after the mark, which it would take as late copies.
+	var mark *wlog.Mark
+	if m := db.greatestWALMark(); m != nil {
+		mark = &wlog.Mark{Position: markPosition(m), MaxTime: m.MaxTime}
+	}
+	if _, err := wlogCheckpoint(db, first, last, mintOf, mark); err != nil {
 		return fmt.Errorf("checkpoint WAL: %w", err)
 	}
 	if err := h.wal.Truncate(last + 1); err != nil {
@@ -115,8 +123,8 @@ func (db *DB) checkpointWAL(mint int64) error {
 }
 
 // wlogCheckpoint checkpoints WAL segments [from, to] of the DB's WAL.
-func wlogCheckpoint(db *DB, from, to int, mintOf func(uint64) (int64, bool)) (*wlog.CheckpointStats, error) {
-	st, err := wlog.CheckpointFrom(db.logger, db.fs, db.head.wal, from, to, mintOf)
+func wlogCheckpoint(db *DB, from, to int, mintOf func(uint64) (int64, bool), mark *wlog.Mark) (*wlog.CheckpointStats, error) {
+	st, err := wlog.CheckpointMarked(db.logger, db.fs, db.head.wal, from, to, mintOf, mark)
 	db.metrics.checkpointCreations.count(err != nil)
 	return st, err
 }

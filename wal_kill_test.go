@@ -173,10 +173,10 @@ func testWALKill(t *testing.T, run string, v killVariant) {
 		// head's range, once: those of acknowledged batches were fsynced
 		// before Commit returned, and Open copies from the WAL those of a
 		// batch killed between its WAL and WBL writes. Before the head's
-		// range (minValidTime) Open copies nothing (see wal.go: it cannot
-		// tell the late samples a block holds from the others): there the
-		// WBL holds a batch's late samples once or, if a block holds them
-		// and truncateWBL removed their segment or the batch was killed
+		// range (minValidTime) Open copies only those the blocks' WAL mark
+		// tells no block holds (see wal.go): there the WBL holds a
+		// batch's late samples once or, if a block holds them and
+		// truncateWBL removed their segment or the batch was killed
 		// between its two writes, not at all.
 		late := map[int64]int{}
 		samples, _ := readWBLDir(t, vfs.OS(), filepath.Join(dir, wblDirName))

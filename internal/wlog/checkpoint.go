@@ -179,6 +179,22 @@ func Checkpoint(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, keep func
 // returns whether the series is kept and, if so, the time from which its
 // samples (and the tombstone intervals ending at or after it) are.
 func CheckpointFrom(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, mintOf func(ref uint64) (mint int64, keep bool)) (*CheckpointStats, error) {
+	return CheckpointMarked(logger, fsys, w, from, to, mintOf, nil)
+}
+
+// Mark says that the samples logged before Position with a time before
+// MaxTime are not needed (the owner has them elsewhere).
+type Mark struct {
+	Position Position
+	MaxTime  int64
+}
+
+// CheckpointMarked is CheckpointFrom that also drops, if mark is not nil,
+// the samples of records that lie before mark.Position with a time before
+// mark.MaxTime, whatever mintOf says. The records of the previous
+// checkpoint stand at its end (EndOf its index), the others where they
+// end in their segment.
+func CheckpointMarked(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, mintOf func(ref uint64) (mint int64, keep bool), mark *Mark) (*CheckpointStats, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -197,6 +213,13 @@ func CheckpointFrom(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, mintO
 	}
 	var segs []segmentRef
 	prevName, prevIdx, err := LastCheckpoint(fsys, dir)
+	// at returns where a record read from segs ends, for mark.
+	at := func(r *Reader) Position {
+		if r.recDir != dir {
+			return EndOf(prevIdx)
+		}
+		return Position{Segment: r.Segment(), Offset: r.Offset()}
+	}
 	switch {
 	case err == nil:
 		if to <= prevIdx {
@@ -241,7 +264,7 @@ func CheckpointFrom(logger *slog.Logger, fsys vfs.FS, w *WL, from, to int, mintO
 		_ = fsys.RemoveAll(tmp)
 		return nil, fmt.Errorf("wlog: open checkpoint: %w", err)
 	}
-	stats, err := copyNeeded(fsys, segs, cp, mintOf)
+	stats, err := copyNeeded(fsys, segs, cp, mintOf, mark, at)
 	if cerr := cp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("wlog: close checkpoint: %w", cerr)
 	}
@@ -270,11 +293,16 @@ func publishDir(fsys vfs.FS, tmp, final string) error {
 	return nil
 }
 
-// copyNeeded reads segs and logs what the checkpoint keeps into cp.
-func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int64, bool)) (*CheckpointStats, error) {
+// copyNeeded reads segs and logs what the checkpoint keeps into cp. at
+// says where a record ends, for mark (nil: none).
+func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int64, bool), mark *Mark, at func(*Reader) Position) (*CheckpointStats, error) {
 	keep := func(ref uint64) bool { _, ok := mintOf(ref); return ok }
-	// before reports whether a sample of ref at t is not kept.
-	before := func(ref uint64, t int64) bool { m, ok := mintOf(ref); return !ok || t < m }
+	// marked: the current record lies before mark's position.
+	marked := false
+	// before reports whether a sample of ref at t is not kept (tombstones
+	// are kept as mintOf says: the mark is about samples).
+	bound := func(ref uint64, t int64) bool { m, ok := mintOf(ref); return !ok || t < m }
+	before := func(ref uint64, t int64) bool { return marked && t < mark.MaxTime || bound(ref, t) }
 	sr := newMultiSegmentsReader(fsys, segs)
 	defer sr.Close()
 	r := NewReader(sr)
@@ -299,6 +327,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 	for r.Next() {
 		rec := r.Record()
 		start := len(buf)
+		marked = mark != nil && mark.Position.Before(at(r))
 		switch record.RecordType(rec) {
 		case record.Series:
 			series, err = dec.Series(rec, series[:0])
@@ -379,7 +408,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			}
 			n := len(stones)
 			kept := slices.DeleteFunc(stones, func(s record.Stone) bool {
-				return len(s.Intervals) == 0 || before(s.Ref, s.Intervals[0].Maxt)
+				return len(s.Intervals) == 0 || bound(s.Ref, s.Intervals[0].Maxt)
 			})
 			stats.TotalTombstones += n
 			stats.DroppedTombstones += n - len(kept)
@@ -406,7 +435,7 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
 			}
 			n := len(exs)
-			kept := slices.DeleteFunc(exs, func(e record.RefExemplar) bool { return before(e.Ref, e.T) })
+			kept := slices.DeleteFunc(exs, func(e record.RefExemplar) bool { return bound(e.Ref, e.T) })
 			stats.TotalExemplars += n
 			stats.DroppedExemplars += n - len(kept)
 			if len(kept) > 0 {

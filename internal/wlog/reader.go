@@ -33,8 +33,9 @@ type Reader struct {
 	rec  []byte // the current record
 	zbuf []byte // compressed bytes of the current record
 
-	recSeg int   // segment of the current record
-	recEnd int64 // offset just past the current record in its segment
+	recSeg int    // segment of the current record
+	recEnd int64  // offset just past the current record in its segment
+	recDir string // directory of the current record's segment
 
 	done bool
 	err  error
@@ -198,7 +199,7 @@ func (r *Reader) Next() bool {
 				return false
 			}
 		}
-		r.recSeg, r.recEnd = r.cur.seg, r.cur.off+int64(r.pos)
+		r.recSeg, r.recEnd, r.recDir = r.cur.seg, r.cur.off+int64(r.pos), r.cur.dir
 		return true
 	}
 }

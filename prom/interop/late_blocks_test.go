@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -485,6 +486,21 @@ func testPrometheusReadsIsotsdbLB(t *testing.T, mx *matrix) {
 	}
 	blocks, overlaps := countBlocksIn(t, dir)
 	t.Logf("unmerged: %d blocks, %d overlapping pairs", blocks, overlaps)
+	mx.check(t, direction, "unmerged", "meta.json with isotsdb's WAL mark", func(t *testing.T) {
+		// Prometheus reads blocks whose meta.json has isotsdb's field
+		// (below): it decodes meta.json into a struct, ignoring the field.
+		metas, err := filepath.Glob(filepath.Join(dir, "*", "meta.json"))
+		require.NoError(t, err)
+		marked := 0
+		for _, m := range metas {
+			b, err := os.ReadFile(m)
+			require.NoError(t, err)
+			if strings.Contains(string(b), `"walMark"`) {
+				marked++
+			}
+		}
+		require.Positive(t, marked, "blocks with a WAL mark")
+	})
 	mx.check(t, direction, "unmerged", "overlapping blocks left", func(t *testing.T) {
 		require.Positive(t, overlaps, "no overlapping blocks")
 	})
