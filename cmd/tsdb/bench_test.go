@@ -351,10 +351,13 @@ func TestWriteTable(t *testing.T) {
 
 func TestFormatDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		1234 * time.Nanosecond:   "1.23 µs",
-		1234 * time.Microsecond:  "1.23 ms",
-		1234 * time.Millisecond:  "1.23s",
-		12345 * time.Millisecond: "12.3s",
+		1234 * time.Nanosecond:     "1.23 µs",
+		1234 * time.Microsecond:    "1.23 ms",
+		1234 * time.Millisecond:    "1.23s",
+		12345 * time.Millisecond:   "12.3s",
+		999_600 * time.Nanosecond:  "1 ms", // rounded before the unit is chosen
+		999_600 * time.Microsecond: "1s",
+		999 * time.Nanosecond:      "0.999 µs",
 	} {
 		require.Equal(t, want, formatDuration(d))
 	}

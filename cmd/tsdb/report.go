@@ -137,8 +137,16 @@ func formatPercent(f float64) string {
 	return fmt.Sprintf("%.3g%%", 100*f)
 }
 
-// formatDuration rounds d to about three significant digits.
+// formatDuration rounds d to about three significant digits. It rounds
+// before choosing the unit, so that 999.6 µs reads "1 ms", not "1e+03 µs".
 func formatDuration(d time.Duration) string {
+	if d > 0 {
+		p := time.Duration(1)
+		for d/p >= 1000 {
+			p *= 10
+		}
+		d = d.Round(p)
+	}
 	switch {
 	case d >= 10*time.Second:
 		return d.Round(100 * time.Millisecond).String()
