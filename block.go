@@ -267,9 +267,11 @@ func readMeta(fsys vfs.FS, dir string) (BlockMeta, error) {
 }
 
 // writeMeta writes meta.json into dir through a temporary file, fsynced.
-// The caller syncs dir.
+// The caller syncs dir. The JSON is compact, where Prometheus indents it:
+// readers parse it either way, and a block then costs no more bytes than
+// Prometheus's although its meta carries isotsdb's WAL mark too.
 func writeMeta(fsys vfs.FS, dir string, m *BlockMeta) error {
-	b, err := json.MarshalIndent(m, "", "\t")
+	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
