@@ -34,10 +34,28 @@ func newULID() ulid.ULID {
 	return ulid.MustNew(ulid.Now(), rand.Reader)
 }
 
-// writtenSeries is a series whose chunks are written, waiting for the index.
+// writtenSeries are the series whose chunks are written, waiting for the
+// index: series i has label set lsets[i] and the chunks metas[ends[i-1]:
+// ends[i]] (from 0 for i = 0). Flat slices, not a slice of chunks per
+// series: a compaction holds them for every series of the block at once.
 type writtenSeries struct {
-	lset  labels.Labels
-	metas []index.ChunkMeta
+	lsets  []labels.Labels
+	metas  []index.ChunkMeta
+	ends   []int
+	labels int // the labels of all series
+}
+
+// recycler is a Series that its set can reuse for the next series once
+// the caller is done with it and with everything it got from it but the
+// chunks (see headSeries.recycle).
+type recycler interface {
+	recycle()
+}
+
+// seriesCounter is a SeriesSet that knows how many series it may return
+// at most, so that writeBlockTmp can size its slices once.
+type seriesCounter interface {
+	maxSeries() int
 }
 
 // writeBlock writes the series of ss, each restricted to [meta.MinTime,
@@ -77,10 +95,16 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 		}
 	}()
 	var (
-		series []writtenSeries
+		series writtenSeries
 		it     chunks.Iterator
 		batch  []chunks.Meta
 	)
+	if sc, ok := ss.(seriesCounter); ok {
+		n := sc.maxSeries()
+		series.lsets = make([]labels.Labels, 0, n)
+		series.ends = make([]int, 0, n)
+		series.metas = make([]index.ChunkMeta, 0, n)
+	}
 	for ss.Next() {
 		s := ss.At()
 		if batch, it, err = blockChunks(s, meta, samplesPerChunk, batch[:0], it); err != nil {
@@ -92,9 +116,11 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 		if err := cw.WriteChunks(batch...); err != nil {
 			return false, fmt.Errorf("write chunks: %w", err)
 		}
-		ws := writtenSeries{lset: s.Labels(), metas: make([]index.ChunkMeta, len(batch))}
-		for i, m := range batch {
-			ws.metas[i] = index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime}
+		lset := s.Labels()
+		series.lsets = append(series.lsets, lset)
+		series.labels += lset.Len()
+		for _, m := range batch {
+			series.metas = append(series.metas, index.ChunkMeta{Ref: m.Ref, MinTime: m.MinTime, MaxTime: m.MaxTime})
 			if n := uint64(m.Chunk.NumSamples()); m.Chunk.Encoding().IsHistogram() {
 				meta.Stats.NumHistogramSamples += n
 			} else {
@@ -102,21 +128,24 @@ func writeBlockTmp(fsys vfs.FS, dir string, meta *BlockMeta, ss SeriesSet, sampl
 			}
 		}
 		meta.Stats.NumChunks += uint64(len(batch))
-		series = append(series, ws)
+		series.ends = append(series.ends, len(series.metas))
+		if r, ok := s.(recycler); ok {
+			r.recycle()
+		}
 	}
 	if err := ss.Err(); err != nil {
 		return false, err
 	}
-	if len(series) == 0 {
+	if len(series.lsets) == 0 {
 		return false, nil
 	}
 	err, cw = cw.Close(), nil
 	if err != nil {
 		return false, fmt.Errorf("close chunks: %w", err)
 	}
-	meta.Stats.NumSeries = uint64(len(series))
+	meta.Stats.NumSeries = uint64(len(series.lsets))
 
-	if err := writeIndex(fsys, filepath.Join(dir, indexFilename), series); err != nil {
+	if err := writeIndex(fsys, filepath.Join(dir, indexFilename), &series); err != nil {
 		return false, fmt.Errorf("write index: %w", err)
 	}
 	if _, err := tombstones.WriteFile(fsys, dir, tombstones.NewMemTombstones()); err != nil {
@@ -314,12 +343,14 @@ func (e *chunkEncoder) flush(batch []chunks.Meta, t int64) []chunks.Meta {
 }
 
 // writeIndex writes the index of series, which are sorted by labels.
-func writeIndex(fsys vfs.FS, path string, series []writtenSeries) error {
-	syms := map[string]struct{}{}
-	for _, s := range series {
-		s.lset.Range(func(l labels.Label) {
-			syms[l.Name] = struct{}{}
-			syms[l.Value] = struct{}{}
+func writeIndex(fsys vfs.FS, path string, series *writtenSeries) error {
+	// One map collects the symbols and then, handed to the Writer, maps
+	// them to their positions.
+	syms := map[string]uint32{}
+	for _, lset := range series.lsets {
+		lset.Range(func(l labels.Label) {
+			syms[l.Name] = 0
+			syms[l.Value] = 0
 		})
 	}
 	sorted := make([]string, 0, len(syms))
@@ -327,19 +358,23 @@ func writeIndex(fsys vfs.FS, path string, series []writtenSeries) error {
 		sorted = append(sorted, s)
 	}
 	slices.Sort(sorted)
+	for i, s := range sorted {
+		syms[s] = uint32(i)
+	}
 	w, err := index.NewWriter(fsys, path)
 	if err != nil {
 		return err
 	}
-	for _, s := range sorted {
-		if err := w.AddSymbol(s); err != nil {
-			return errors.Join(err, w.Close())
-		}
+	if err := w.SetSymbols(sorted, syms); err != nil {
+		return errors.Join(err, w.Close())
 	}
-	for i, s := range series {
-		if err := w.AddSeries(uint64(i+1), s.lset, s.metas...); err != nil {
+	w.Grow(len(series.lsets), series.labels)
+	start := 0
+	for i, lset := range series.lsets {
+		if err := w.AddSeries(uint64(i+1), lset, series.metas[start:series.ends[i]]...); err != nil {
 			return errors.Join(err, w.Close())
 		}
+		start = series.ends[i]
 	}
 	return w.Close()
 }

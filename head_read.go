@@ -38,6 +38,11 @@ func (h *head) selectSeries(ctx context.Context, owner any, snap *readSnapshot, 
 		return errSeriesSet{fmt.Errorf("tsdb: select: %w", err)}
 	}
 	var series []*memSeries
+	if len(ms) == 0 {
+		// Every series (a block writer's selection): size the slice once,
+		// not by the quarter-steps append grows large slices in.
+		series = make([]*memSeries, 0, h.NumSeries())
+	}
 	for n := 0; p.Next(); n++ {
 		if n%ctxCheckInterval == 0 {
 			if err := ctx.Err(); err != nil {
@@ -77,6 +82,7 @@ type headSeriesSet struct {
 	cur      *headSeries
 	err      error
 	invBuf   []uint64
+	spare    *headSeries // see headSeries.recycle; nil if none
 	// scratch is the iterator Next positions on the next series' first
 	// sample: one left over from a series without visible samples, or one
 	// a caller handed back as reuse to Iterator. Atomic because Iterator
@@ -121,7 +127,8 @@ func (ss *headSeriesSet) Next() bool {
 		} else {
 			s := ss.series[ss.i]
 			ss.i++
-			hs, err = s.firstVisible(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, it)
+			hs, err = s.firstVisible(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, it, ss.spare)
+			ss.spare = nil
 		}
 		if err != nil {
 			ss.err = err
@@ -142,7 +149,7 @@ func (ss *headSeriesSet) Next() bool {
 // captureLocked captures what the read sees of s, nil if nothing. The
 // caller holds ss.mu and the snapshot is not released.
 func (ss *headSeriesSet) captureLocked(s *memSeries) *headSeries {
-	return s.captureUndeleted(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf)
+	return s.captureUndeleted(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, nil)
 }
 
 // freeze captures the series Next has not reached yet, so that the set no
@@ -225,8 +232,8 @@ type hiddenSamples struct {
 // the deleted intervals and positions it on the first sample there. It
 // returns the captured series, or nil if the read sees no such sample.
 // invBuf is scratch space for capture.
-func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64, it *headIterator) (*headSeries, error) {
-	hs := s.captureUndeleted(snap, deleted, mint, maxt, invBuf)
+func (s *memSeries) firstVisible(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64, it *headIterator, spare *headSeries) (*headSeries, error) {
+	hs := s.captureUndeleted(snap, deleted, mint, maxt, invBuf, spare)
 	if hs == nil {
 		return nil, nil
 	}
@@ -263,8 +270,8 @@ func (hs *headSeries) bounds() (mint, maxt int64) {
 
 // captureUndeleted is capture without the series if deletions cover all
 // of what was captured; the result carries the deletions.
-func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64) *headSeries {
-	hs := s.capture(snap, mint, maxt, invBuf)
+func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Intervals, mint, maxt int64, invBuf *[]uint64, spare *headSeries) *headSeries {
+	hs := s.capture(snap, mint, maxt, invBuf, spare)
 	if hs == nil {
 		return nil
 	}
@@ -277,16 +284,27 @@ func (s *memSeries) captureUndeleted(snap *readSnapshot, deleted tombstones.Inte
 
 // capture takes what snap may read of the series in [mint, maxt]. It
 // returns nil if that is nothing. invBuf is scratch space for the
-// invisible-sample computation.
-func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint64) *headSeries {
+// invisible-sample computation. spare, if not nil, is a headSeries no
+// longer in use (see headSeries.recycle) that capture may overwrite and
+// return, and whose chunks slice it may reuse.
+func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint64, spare *headSeries) *headSeries {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	late := s.captureLateLocked(snap, mint, maxt)
+	newSeries := func(captured []capturedChunk) *headSeries {
+		hs := spare
+		if hs == nil {
+			hs = &headSeries{}
+		}
+		spare = nil
+		*hs = headSeries{lset: s.lset, chunks: captured, late: late, mint: mint, maxt: maxt}
+		return hs
+	}
 	onlyLate := func() *headSeries {
 		if late == nil {
 			return nil
 		}
-		return &headSeries{lset: s.lset, late: late, mint: mint, maxt: maxt}
+		return newSeries(nil)
 	}
 	if len(s.chunks) == 0 {
 		return onlyLate()
@@ -320,7 +338,11 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 			continue
 		}
 		if captured == nil {
-			captured = make([]capturedChunk, 0, i+1)
+			if spare != nil && cap(spare.chunks) > i {
+				captured = spare.chunks[:0]
+			} else {
+				captured = make([]capturedChunk, 0, i+1)
+			}
 			hi = first + n
 		}
 		cc := capturedChunk{chunk: mc.chunk, minTime: mc.minTime, maxTime: mc.maxTime}
@@ -340,7 +362,7 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 	}
 	slices.Reverse(captured)
 
-	hs := &headSeries{lset: s.lset, chunks: captured, late: late, mint: mint, maxt: maxt}
+	hs := newSeries(captured)
 	if len(inv) > 0 {
 		// Keep the indices that fall into captured chunks.
 		slices.Reverse(firsts)
@@ -382,7 +404,44 @@ func (hs *headSeries) wholeChunks(mint, maxt int64, samplesPerChunk int, buf []c
 		n += k
 		buf = append(buf, chunks.Meta{Chunk: c.chunk, MinTime: c.minTime, MaxTime: c.maxTime})
 	}
-	return buf, n, n > 0
+	if n == 0 {
+		return buf, 0, false
+	}
+	// The iterator the set positioned on the first sample is not needed:
+	// let the set position the next series with it instead of allocating.
+	if it := hs.first; it != nil && hs.set != nil {
+		hs.first = nil
+		hs.set.scratch.CompareAndSwap(nil, it)
+	}
+	return buf, n, true
+}
+
+// recycle gives hs back to the set that returned it, for the set's next
+// capture to overwrite instead of allocating. Only a caller that no longer
+// uses hs, nor any iterator or slice it got from it (the chunks
+// themselves excepted), may call it, and only before the set's next Next:
+// the block writer, which reads each series once, in order.
+func (hs *headSeries) recycle() {
+	ss := hs.set
+	if ss == nil {
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur == hs && !ss.frozen {
+		ss.spare = hs
+	}
+}
+
+// maxSeries implements seriesCounter for writeBlockTmp: the set returns
+// at most the series it has not yet looked at.
+func (ss *headSeriesSet) maxSeries() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.frozen {
+		return len(ss.captured) - ss.i
+	}
+	return len(ss.series) - ss.i
 }
 
 func (hs *headSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {

@@ -181,7 +181,7 @@ func (s *memSeries) newest(snap *readSnapshot, deleted tombstones.Intervals) (in
 // state: it captures what snap sees of s and reads it to the end. The
 // buffers are reused for the histograms read.
 func (s *memSeries) newestRead(snap *readSnapshot, deleted tombstones.Intervals, invBuf *[]uint64, hbuf **histogram.Histogram, fhbuf **histogram.FloatHistogram) (info HeadSeriesInfo, ok bool, err error) {
-	hs := s.captureUndeleted(snap, deleted, math.MinInt64, math.MaxInt64, invBuf)
+	hs := s.captureUndeleted(snap, deleted, math.MinInt64, math.MaxInt64, invBuf, nil)
 	if hs == nil {
 		return info, false, nil
 	}

@@ -70,7 +70,7 @@ func (p *headProbe) has(ref uint64) (bool, error) {
 			return v == yes, nil
 		}
 	}
-	hs, err := s.firstVisible(p.snap, deleted, p.mint, p.maxt, &p.invBuf, &p.it)
+	hs, err := s.firstVisible(p.snap, deleted, p.mint, p.maxt, &p.invBuf, &p.it, nil)
 	p.it.reset(nil) // drop the captured chunks
 	return hs != nil, err
 }

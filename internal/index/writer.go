@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -59,8 +60,9 @@ const (
 // any error the Writer is unusable; Close still releases the file.
 //
 // The file is written sequentially through a buffer. Memory use is the
-// symbol table plus one 4-byte reference per label of every series (the
-// postings, built in memory and written by Close).
+// symbol table, a map entry per distinct label pair, and 4 bytes per label
+// of every series (the pair it is), plus another 4 per label while Close
+// lays out the postings lists. Grow saves the copies of growing these.
 type Writer struct {
 	f    vfs.File
 	path string
@@ -77,10 +79,19 @@ type Writer struct {
 	hasSeries  bool
 	lastSeries labels.Labels
 	lastRef    uint64
-	// postings maps label name symbol -> value symbol -> series references
-	// (offset/16), each list increasing since series are added in order.
-	postings map[uint32]map[uint32][]uint32
-	all      []uint32 // every series reference
+	// The postings, which Close builds from what AddSeries records in flat
+	// slices (a map of growing lists per label pair costs several times the
+	// 4 bytes per label that the lists themselves take). pairs numbers the
+	// distinct (name, value) label pairs, keyed by name symbol << 32 | value
+	// symbol, in order of first appearance; counts[p] is the number of
+	// series with pair p. occ holds the pair number of every label of every
+	// series, in the order added; ids is every series' reference (offset/16)
+	// and ends[i] where the labels of series ids[i] end in occ.
+	pairs  map[uint64]uint32
+	counts []uint32
+	occ    []uint32
+	ids    []uint32
+	ends   []uint32
 
 	buf  []byte   // scratch for encoding entries
 	syms []uint32 // scratch for AddSeries
@@ -95,12 +106,11 @@ func NewWriter(fsys vfs.FS, path string) (*Writer, error) {
 		return nil, fmt.Errorf("index: create %s: %w", path, err)
 	}
 	w := &Writer{
-		f:         f,
-		path:      path,
-		bw:        bufio.NewWriterSize(f, 1<<20),
-		symbolIdx: make(map[string]uint32, 1<<12),
-		postings:  make(map[uint32]map[uint32][]uint32, 64),
-		buf:       make([]byte, 0, 1024),
+		f:     f,
+		path:  path,
+		bw:    bufio.NewWriterSize(f, 1<<20),
+		pairs: make(map[uint64]uint32, 1<<10),
+		buf:   make([]byte, 0, 1024),
 	}
 	var hdr [headerLen]byte
 	binary.BigEndian.PutUint32(hdr[:], MagicIndex)
@@ -125,9 +135,12 @@ func (w *Writer) write(b []byte) error {
 	return w.err
 }
 
+// zeros is padding. A package variable: a local array would escape to the
+// heap through the buffered writer, once per series.
+var zeros [seriesAlign]byte
+
 // pad writes zero bytes up to the next multiple of align.
 func (w *Writer) pad(align uint64) error {
-	var zeros [seriesAlign]byte
 	if r := w.pos % align; r != 0 {
 		return w.write(zeros[:align-r])
 	}
@@ -161,8 +174,48 @@ func (w *Writer) AddSymbol(s string) error {
 	if len(w.symbols) == math.MaxUint32 {
 		return fmt.Errorf("%w: more than %d symbols", ErrTooLarge, uint32(math.MaxUint32))
 	}
+	if w.symbolIdx == nil {
+		w.symbolIdx = make(map[string]uint32, 1<<12)
+	}
 	w.symbolIdx[s] = uint32(len(w.symbols))
 	w.symbols = append(w.symbols, s)
+	return nil
+}
+
+// SetSymbols makes sorted the symbol table, in place of AddSymbol calls:
+// a caller that collects the symbols in a map anyway saves the Writer a
+// second one. sorted must be strictly increasing, and index must map each
+// of its strings to its position in sorted and hold nothing else. The
+// Writer takes both over. No symbol may have been added before, and none
+// may be added after.
+func (w *Writer) SetSymbols(sorted []string, index map[string]uint32) error {
+	if w.err != nil {
+		return w.err
+	}
+	switch w.stage {
+	case stageClosed:
+		return ErrClosed
+	case stageSeries:
+		return fmt.Errorf("%w: symbols set after series", ErrOutOfOrder)
+	}
+	if len(w.symbols) > 0 {
+		return fmt.Errorf("%w: symbols set after AddSymbol", ErrOutOfOrder)
+	}
+	if uint64(len(sorted)) > math.MaxUint32 {
+		return fmt.Errorf("%w: more than %d symbols", ErrTooLarge, uint32(math.MaxUint32))
+	}
+	if len(index) != len(sorted) {
+		return fmt.Errorf("%w: index of %d symbols for %d", ErrUnknownSymbol, len(index), len(sorted))
+	}
+	for i, s := range sorted {
+		if i > 0 && s <= sorted[i-1] {
+			return fmt.Errorf("%w: symbol %q after %q", ErrOutOfOrder, s, sorted[i-1])
+		}
+		if j, ok := index[s]; !ok || j != uint32(i) {
+			return fmt.Errorf("%w: symbol %q at %d, index says %d", ErrUnknownSymbol, s, i, j)
+		}
+	}
+	w.symbols, w.symbolIdx = sorted, index
 	return nil
 }
 
@@ -312,25 +365,39 @@ func (w *Writer) AddSeries(ref uint64, lset labels.Labels, chks ...ChunkMeta) er
 		return err
 	}
 
-	for i := 0; i < len(syms); i += 2 {
-		vals := w.postings[syms[i]]
-		if vals == nil {
-			vals = make(map[uint32][]uint32)
-			w.postings[syms[i]] = vals
-		}
-		vals[syms[i+1]] = append(vals[syms[i+1]], id)
+	if uint64(len(w.occ))+uint64(len(syms)/2) > math.MaxUint32 {
+		return w.fail(fmt.Errorf("%w: more than %d labels in all series", ErrTooLarge, uint32(math.MaxUint32)))
 	}
-	w.all = append(w.all, id)
+	for i := 0; i < len(syms); i += 2 {
+		key := uint64(syms[i])<<32 | uint64(syms[i+1])
+		p, ok := w.pairs[key]
+		if !ok {
+			p = uint32(len(w.counts))
+			w.pairs[key] = p
+			w.counts = append(w.counts, 0)
+		}
+		w.counts[p]++
+		w.occ = append(w.occ, p)
+	}
+	w.ids = append(w.ids, id)
+	w.ends = append(w.ends, uint32(len(w.occ)))
 	w.hasSeries = true
 	w.lastSeries = lset
 	w.lastRef = ref
 	return nil
 }
 
-// postingsEntry is one row of the postings offset table.
-type postingsEntry struct {
-	name, value string
-	off         uint64
+// Grow reserves room for series more series with labels labels in all,
+// so that a caller who knows the size of the index saves AddSeries the
+// copies of growing its bookkeeping. It is only a hint.
+func (w *Writer) Grow(series, labels int) {
+	if series > 0 {
+		w.ids = slices.Grow(w.ids, series)
+		w.ends = slices.Grow(w.ends, series)
+	}
+	if labels > 0 {
+		w.occ = slices.Grow(w.occ, labels)
+	}
 }
 
 // Close writes the postings lists of every label pair and of all series,
@@ -345,7 +412,8 @@ func (w *Writer) Close() error {
 		err = fmt.Errorf("index: close %s: %w", w.path, cerr)
 	}
 	w.stage = stageClosed
-	w.postings, w.all, w.symbolIdx, w.symbols = nil, nil, nil, nil
+	w.pairs, w.counts, w.occ, w.ids, w.ends = nil, nil, nil, nil, nil
+	w.symbolIdx, w.symbols = nil, nil
 	return err
 }
 
@@ -366,29 +434,15 @@ func (w *Writer) finish() error {
 	w.toc.labelIndices = w.pos
 	w.toc.postings = w.pos
 
-	entries := make([]postingsEntry, 0, 1+len(w.postings)*4)
-	off, err := w.writePostingsList(w.all)
+	allOff, err := w.writePostingsList(w.ids)
 	if err != nil {
 		return err
 	}
-	entries = append(entries, postingsEntry{allPostingsName, allPostingsValue, off})
-	w.all = nil
-
-	// Symbol indices sort like the symbols themselves.
-	names := sortedKeys(w.postings)
-	for _, n := range names {
-		vals := w.postings[n]
-		for _, v := range sortedKeys(vals) {
-			off, err := w.writePostingsList(vals[v])
-			if err != nil {
-				return err
-			}
-			entries = append(entries, postingsEntry{w.symbols[n], w.symbols[v], off})
-		}
-		delete(w.postings, n)
+	keys, offs, err := w.writePairPostings()
+	if err != nil {
+		return err
 	}
-
-	if err := w.writePostingsTable(entries); err != nil {
+	if err := w.writePostingsTable(allOff, keys, offs); err != nil {
 		return err
 	}
 	if err := w.writeTOC(); err != nil {
@@ -403,13 +457,55 @@ func (w *Writer) finish() error {
 	return nil
 }
 
-func sortedKeys[V any](m map[uint32]V) []uint32 {
-	keys := make([]uint32, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// writePairPostings writes the postings list of every label pair, in
+// order of name then value, and returns the pairs' keys (name symbol << 32
+// | value symbol) in that order with the offsets of their lists. Symbol
+// indices sort like the symbols themselves, so the keys sort like the
+// pairs. It drops what AddSeries recorded as soon as it is used up.
+func (w *Writer) writePairPostings() (keys, offs []uint64, err error) {
+	keys = make([]uint64, len(w.counts))
+	for k, p := range w.pairs {
+		keys[p] = k
 	}
-	slices.Sort(keys)
-	return keys
+	w.pairs = nil
+	// order: pair numbers sorted by key.
+	order := make([]uint32, len(keys))
+	for p := range order {
+		order[p] = uint32(p)
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(keys[a], keys[b]) })
+	// Lay the lists out in refs in that order: next[p] is where the next
+	// reference of pair p goes. Series were added in order, so every list
+	// comes out increasing.
+	next := w.counts
+	var at uint32
+	for _, p := range order {
+		at, next[p] = at+next[p], at
+	}
+	refs := make([]uint32, len(w.occ))
+	var start uint32
+	for i, id := range w.ids {
+		for _, p := range w.occ[start:w.ends[i]] {
+			refs[next[p]] = id
+			next[p]++
+		}
+		start = w.ends[i]
+	}
+	w.occ, w.ids, w.ends, w.counts = nil, nil, nil, nil
+	// next[p] is now the end of pair p's list, the start of the next one
+	// in order.
+	offs = make([]uint64, len(order))
+	sorted := make([]uint64, len(order))
+	start = 0
+	for i, p := range order {
+		off, err := w.writePostingsList(refs[start:next[p]])
+		if err != nil {
+			return nil, nil, err
+		}
+		offs[i], sorted[i] = off, keys[p]
+		start = next[p]
+	}
+	return sorted, offs, nil
 }
 
 // writePostingsList writes one postings list, 4-byte aligned, and returns
@@ -427,21 +523,33 @@ func (w *Writer) writePostingsList(refs []uint32) (uint64, error) {
 	return off, nil
 }
 
-// writePostingsTable writes the postings offset table.
-func (w *Writer) writePostingsTable(entries []postingsEntry) error {
+// writePostingsTable writes the postings offset table: the list of all
+// series at allOff, then the pair keys[i] (as from writePairPostings) at
+// offs[i].
+func (w *Writer) writePostingsTable(allOff uint64, keys, offs []uint64) error {
 	w.toc.labelIndicesTable = w.pos
 	w.toc.postingsTable = w.pos
+	entry := func(i int) (name, value string, off uint64) {
+		if i == 0 {
+			return allPostingsName, allPostingsValue, allOff
+		}
+		k := keys[i-1]
+		return w.symbols[k>>32], w.symbols[uint32(k)], offs[i-1]
+	}
+	n := 1 + len(keys)
 	size := uint64(4)
-	for _, e := range entries {
-		size += 1 + uint64(uvarintStrLen(e.name)+uvarintStrLen(e.value)+uvarintLen(e.off))
+	for i := range n {
+		name, value, off := entry(i)
+		size += 1 + uint64(uvarintStrLen(name)+uvarintStrLen(value)+uvarintLen(off))
 	}
 	if size > math.MaxUint32 {
 		return w.fail(fmt.Errorf("%w: postings offset table of %d bytes", ErrTooLarge, size))
 	}
 	b := binary.BigEndian.AppendUint32(w.buf[:0], uint32(size))
-	b = binary.BigEndian.AppendUint32(b, uint32(len(entries)))
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	crc := crc32.Update(0, castagnoli, b[4:])
-	for _, e := range entries {
+	for i := range n {
+		name, value, off := entry(i)
 		if len(b) >= flushAt {
 			if err := w.write(b); err != nil {
 				return err
@@ -450,9 +558,9 @@ func (w *Writer) writePostingsTable(entries []postingsEntry) error {
 		}
 		start := len(b)
 		b = append(b, 2) // number of strings in the key
-		b = appendUvarintStr(b, e.name)
-		b = appendUvarintStr(b, e.value)
-		b = binary.AppendUvarint(b, e.off)
+		b = appendUvarintStr(b, name)
+		b = appendUvarintStr(b, value)
+		b = binary.AppendUvarint(b, off)
 		crc = crc32.Update(crc, castagnoli, b[start:])
 	}
 	b = binary.BigEndian.AppendUint32(b, crc)
