@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -124,9 +125,10 @@ type BlockMeta struct {
 	Isotsdb *BlockIsotsdb `json:"isotsdb,omitempty"`
 }
 
-// BlockIsotsdb is isotsdb's part of meta.json:
+// BlockIsotsdb is isotsdb's part of meta.json, the WAL mark written as
+// [segment, offset, maxTime] to keep the file short:
 //
-//	"isotsdb": {"walMark": {"segment": 12, "offset": 40960, "maxTime": 7200000}}
+//	"isotsdb":{"walMark":[12,40960,7200000]}
 type BlockIsotsdb struct {
 	// WALMark says which WAL samples the blocks hold (wal_mark.go). A head
 	// compaction sets it on the last block it writes; block compaction
@@ -140,9 +142,27 @@ type BlockIsotsdb struct {
 // Delete); a sample logged after it with a time before MaxTime is a late
 // one that arrived after the range was written.
 type WALMark struct {
-	Segment int   `json:"segment"`
-	Offset  int64 `json:"offset"`
-	MaxTime int64 `json:"maxTime"`
+	Segment int
+	Offset  int64
+	MaxTime int64
+}
+
+// MarshalJSON writes m as [Segment, Offset, MaxTime].
+func (m WALMark) MarshalJSON() ([]byte, error) {
+	return json.Marshal([3]int64{int64(m.Segment), m.Offset, m.MaxTime})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: exactly three integers.
+func (m *WALMark) UnmarshalJSON(data []byte) error {
+	var v []int64
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if len(v) != 3 || v[0] < math.MinInt32 || v[0] > math.MaxInt32 {
+		return fmt.Errorf("tsdb: WAL mark %s: want [segment, offset, maxTime]", data)
+	}
+	*m = WALMark{Segment: int(v[0]), Offset: v[1], MaxTime: v[2]}
+	return nil
 }
 
 // UnmarshalJSON decodes isotsdb's part of meta.json. Garbage there does

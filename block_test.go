@@ -62,8 +62,8 @@ func FuzzDecodeMeta(f *testing.F) {
 	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"stats":{"numSamples":3},"compaction":{"level":1,"sources":["01ARZ3NDEKTSV4RRFFQ69G5FAV"]},"version":1}`))
 	f.Add([]byte(`{}`))
 	// isotsdb's field: a mark, and garbage in its place (no mark).
-	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":{"segment":3,"offset":40960,"maxTime":5}}}`))
-	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":{"segment":"3"}}}`))
+	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":[3,40960,5]}}`))
+	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":{"walMark":["3"]}}`))
 	f.Add([]byte(`{"ulid":"01ARZ3NDEKTSV4RRFFQ69G5FAV","minTime":0,"maxTime":5,"version":1,"isotsdb":[{"walMark":-1}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := decodeMeta(b)

@@ -290,7 +290,7 @@ func stripWALMarksTB(t testing.TB, fsys vfs.FS) {
 		}
 		b, err := json.Marshal(m)
 		require.NoError(t, err)
-		require.Contains(t, string(b), `"isotsdb":{"walMark":{`)
+		require.Contains(t, string(b), `"isotsdb":{"walMark":[`)
 		m.Isotsdb = nil
 		require.NoError(t, writeMeta(fsys, dir, &m))
 		again, err := readMeta(fsys, dir)
@@ -308,7 +308,7 @@ func TestBlockMetaWALMark(t *testing.T) {
 		Isotsdb: &BlockIsotsdb{WALMark: &WALMark{Segment: 3, Offset: 40960, MaxTime: 10}}}
 	b, err := json.Marshal(m)
 	require.NoError(t, err)
-	require.Contains(t, string(b), `"isotsdb":{"walMark":{"segment":3,"offset":40960,"maxTime":10}}`)
+	require.Contains(t, string(b), `"isotsdb":{"walMark":[3,40960,10]}`)
 	got, err := decodeMeta(b)
 	require.NoError(t, err)
 	require.Equal(t, m, got)
@@ -326,10 +326,14 @@ func TestBlockMetaWALMark(t *testing.T) {
 		`"isotsdb":null`,
 		`"isotsdb":7`,
 		`"isotsdb":{"walMark":"x"}`,
-		`"isotsdb":{"walMark":{"segment":-1,"offset":0,"maxTime":1}}`,
-		`"isotsdb":{"walMark":{"segment":1000000000,"offset":0,"maxTime":1}}`,
-		`"isotsdb":{"walMark":{"segment":1,"offset":-5,"maxTime":1}}`,
-		`"isotsdb":{"walMark":{"segment":1e30}}`,
+		`"isotsdb":{"walMark":[-1,0,1]}`,
+		`"isotsdb":{"walMark":[1000000000,0,1]}`,
+		`"isotsdb":{"walMark":[1,-5,1]}`,
+		`"isotsdb":{"walMark":[1e30,0,1]}`,
+		`"isotsdb":{"walMark":[99999999999,0,1]}`,
+		`"isotsdb":{"walMark":[1,2]}`,
+		`"isotsdb":{"walMark":[1,2,3,4]}`,
+		`"isotsdb":{"walMark":{"segment":3,"offset":40960,"maxTime":10}}`,
 		`"isotsdb":{"other":{"x":[1,2]}}`,
 	} {
 		got, err := decodeMeta([]byte(base + "," + garbage + "}"))
@@ -337,7 +341,7 @@ func TestBlockMetaWALMark(t *testing.T) {
 		require.True(t, got.Isotsdb == nil || got.Isotsdb.WALMark == nil, "%s: no mark", garbage)
 		require.Equal(t, m.ULID, got.ULID, garbage)
 	}
-	_, err = decodeMeta([]byte(base + `,"isotsdb":{"walMark":{`))
+	_, err = decodeMeta([]byte(base + `,"isotsdb":{"walMark":[`))
 	require.Error(t, err, "JSON that does not parse still does not")
 
 	// laterWALMark, the rule block compaction uses.
