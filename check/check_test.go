@@ -3,6 +3,8 @@ package check_test
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,7 +147,7 @@ func TestCorruption(t *testing.T) {
 			damage: func(t *testing.T, fsys *vfs.MemFS) string {
 				p := filepath.Join(blocks(t, fsys)[0], "meta.json")
 				rewrite(t, fsys, p, func(b []byte) []byte {
-					return bytes.Replace(b, []byte(`"numSeries": 20`), []byte(`"numSeries": 21`), 1)
+					return replaceJSONField(t, b, "numSeries", "20", "21")
 				})
 				return p
 			},
@@ -157,7 +159,7 @@ func TestCorruption(t *testing.T) {
 			damage: func(t *testing.T, fsys *vfs.MemFS) string {
 				p := filepath.Join(blocks(t, fsys)[0], "meta.json")
 				rewrite(t, fsys, p, func(b []byte) []byte {
-					return bytes.Replace(b, []byte(`"version": 1`), []byte(`"version": 2`), 1)
+					return replaceJSONField(t, b, "version", "1", "2")
 				})
 				return p
 			},
@@ -457,4 +459,14 @@ func largestChunkFile(t *testing.T, fsys *vfs.MemFS) string {
 		}
 	}
 	return best
+}
+
+// replaceJSONField replaces the value old of the field name in the JSON b
+// (indented or not) with new, and fails the test if b has no such field.
+func replaceJSONField(t *testing.T, b []byte, name, old, new string) []byte {
+	t.Helper()
+	re := regexp.MustCompile(`"` + regexp.QuoteMeta(name) + `":\s*` + regexp.QuoteMeta(old) + `\b`)
+	loc := re.FindIndex(b)
+	require.NotNil(t, loc, "no %q: %s in %s", name, old, b)
+	return slices.Concat(b[:loc[0]], []byte(`"`+name+`": `+new), b[loc[1]:])
 }
