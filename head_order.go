@@ -46,8 +46,10 @@ const (
 
 // buildOrder ranks every series now in the head and publishes the result.
 // Series refs beyond 4 per series (sparse refs of a foreign WAL) stay
-// unranked, so the array stays proportional to the series. Called by one
-// goroutine at a time (the DB's order loop, or tests).
+// unranked, so the array stays proportional to the series. Builds may run
+// concurrently (the DB's order loop, and tests calling it directly): each
+// publishes a complete order, valid for every series it ranks, and the last
+// one stored wins.
 func (h *head) buildOrder() {
 	var all []*memSeries
 	var maxRef SeriesRef
