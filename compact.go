@@ -92,7 +92,12 @@ func (db *DB) Compact(ctx context.Context) error {
 		db.metrics.compactionsFailed.Inc()
 		err = fmt.Errorf("tsdb: compact blocks: %w", err)
 	}
-	return errors.Join(err, db.applyRetention())
+	err = errors.Join(err, db.applyRetention())
+	// Last, so that it does not write chunks the head truncation drops.
+	if _, merr := db.head.mapChunks(); merr != nil {
+		err = errors.Join(err, fmt.Errorf("tsdb: write head chunk files: %w", merr))
+	}
+	return err
 }
 
 // compactBlocks merges blocks into larger ranges while a plan exists. The

@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -161,6 +162,14 @@ func (db *DB) truncateHead(mint int64, lateGen uint64) error {
 	h := db.head
 	h.truncate(mint, lateGen)
 	db.metrics.headTruncations.Inc()
+	if hc := h.headChunks; hc != nil {
+		// The files whose chunks all end before mint hold nothing the
+		// head references any more (reads that captured their chunks
+		// keep the mappings; see head_mmap.go).
+		if _, err := hc.Truncate(mint); err != nil {
+			return fmt.Errorf("remove head chunk files: %w", err)
+		}
+	}
 	if err := db.truncateWBL(mint); err != nil {
 		return err
 	}

@@ -189,6 +189,9 @@ func (db *DB) closeWAL() error {
 	if w := db.head.wal; w != nil {
 		err = errors.Join(err, w.Close())
 	}
+	if hc := db.head.headChunks; hc != nil {
+		err = errors.Join(err, hc.Close())
+	}
 	return err
 }
 
@@ -608,12 +611,24 @@ func (db *DB) Close() error {
 
 	db.head.close() // waits for the commits in flight
 	var errs []error
+	if hc := db.head.headChunks; hc != nil {
+		// Every closed chunk into the files, so that the next Open
+		// replays only the open ones (and Prometheus reads them).
+		if _, err := db.head.mapChunks(); err != nil {
+			errs = append(errs, fmt.Errorf("tsdb: write head chunks: %w", err))
+		}
+	}
 	if err := db.closeWBL(); err != nil {
 		errs = append(errs, err)
 	}
 	if w := db.head.wal; w != nil {
 		if err := w.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("tsdb: close WAL: %w", err))
+		}
+	}
+	if hc := db.head.headChunks; hc != nil {
+		if err := hc.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("tsdb: close head chunk files: %w", err))
 		}
 	}
 	errs = append(errs, db.closeBlocks(), db.releaseLock())

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/headchunks"
 	"github.com/isotsdb/tsdb/internal/index"
 	"github.com/isotsdb/tsdb/internal/lockorder"
 	"github.com/isotsdb/tsdb/internal/metricnames"
@@ -113,6 +114,15 @@ type head struct {
 	// one. Set before the DB is used, or (a window turned on at run time)
 	// once, under DB.mu, before any appender can have late samples.
 	wbl atomic.Pointer[wblLog]
+	// headChunks writes the closed chunks to chunks_head/ (head_mmap.go);
+	// nil without a WAL and in a read-only DB. Set by Open before the DB
+	// is used; used under cmtx. mapFailed is set when writing them
+	// failed: closed chunks then stay in the heap.
+	headChunks *headchunks.Writer
+	mapFailed  atomic.Bool
+	// mapped are the chunks the head chunk files held at Open, for the
+	// WAL replay (head_mmap.go); nil otherwise.
+	mapped *mappedReplay
 
 	// tombs are the deletion intervals (delete.go); tombsMu serializes
 	// their replacement.

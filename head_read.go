@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -688,7 +689,9 @@ func (it *headIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.H
 	if it.vt != chunks.ValHistogram {
 		panic(wrongValueType("AtHistogram", it.vt))
 	}
-	return it.it.AtHistogram(h)
+	t, h := it.it.AtHistogram(h)
+	runtime.KeepAlive(it) // its series keeps a mapped chunk mapped (head_mmap.go)
+	return t, h
 }
 
 // AtFloatHistogram returns the current histogram sample as a float
@@ -697,5 +700,7 @@ func (it *headIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *
 	if it.vt != chunks.ValHistogram && it.vt != chunks.ValFloatHistogram {
 		panic(wrongValueType("AtFloatHistogram", it.vt))
 	}
-	return it.it.AtFloatHistogram(fh)
+	t, fh := it.it.AtFloatHistogram(fh)
+	runtime.KeepAlive(it) // its series keeps a mapped chunk mapped (head_mmap.go)
+	return t, fh
 }

@@ -41,6 +41,9 @@ type headMetrics struct {
 	tooFarInFuture, tooOld                      prometheus.Counter
 	// lateAppended counts the late samples committed (head_late.go).
 	lateAppended prometheus.Counter
+	// chunksMapped counts the closed chunks written to the head chunk
+	// files (head_mmap.go).
+	chunksMapped prometheus.Counter
 }
 
 func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *headMetrics {
@@ -65,6 +68,10 @@ func newHeadMetrics(h *head, reg prometheus.Registerer, n metricnames.Namer) *he
 		lateAppended: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_late_samples_appended_total",
 			Help: "Late samples (older than their series' newest, accepted by Options.OutOfOrderTimeWindow) committed to the head; also counted in tsdb_head_samples_appended_total.",
+		})),
+		chunksMapped: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_head_chunks_mapped_total",
+			Help: "Closed head chunks written to the head chunk files (chunks_head/) and read from their mappings since.",
 		})),
 		rejected: f.NewCounterVec(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_head_samples_rejected_total",

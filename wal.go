@@ -379,13 +379,24 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 		wbl = &wblSource{dir: bw.Dir(), w: bw}
 	}
 	start := time.Now()
-	if err := db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics); err != nil {
-		err = fmt.Errorf("replay WAL: %w", err)
+	hc, mapped, err := loadHeadChunks(db.fs, db.dir, db.head.minValidTime.Load(), db.head)
+	if err != nil {
 		if wbl != nil {
 			err = errors.Join(err, wbl.w.Close())
 		}
 		return errors.Join(err, w.Close())
 	}
+	db.head.mapped = mapped
+	err = db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics)
+	db.head.mapped = nil
+	if err != nil {
+		err = fmt.Errorf("replay WAL: %w", err)
+		if wbl != nil {
+			err = errors.Join(err, wbl.w.Close())
+		}
+		return errors.Join(err, w.Close(), hc.Close())
+	}
+	db.head.headChunks = hc
 	db.walMetrics.replayDuration.Set(time.Since(start).Seconds())
 	if err := db.startWALAfterMark(w, db.head.walMark); err != nil {
 		err = fmt.Errorf("replay WAL: %w", err)
@@ -605,7 +616,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	if rp.unknownEx > 0 {
 		h.logger.Warn("tsdb: WAL replay skipped exemplars of series it has no record of", "exemplars", rp.unknownEx)
 	}
-	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(), "exemplars", rp.exemplars,
+	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(), "in_mapped_chunks", rp.inMapped.Load(), "exemplars", rp.exemplars,
 		"in_blocks_by_mark", rp.inBlocksDropped, "from_segment", from, "duration", time.Since(start))
 	return nil
 }
@@ -661,6 +672,9 @@ type replayer struct {
 	unindexed []*memSeries
 
 	samples, unknown, dropped atomic.Int64 // updated by the workers
+	// inMapped counts the samples skipped because the series' mapped
+	// chunks hold them (head_mmap.go); updated by the workers.
+	inMapped atomic.Int64
 	// exemplars counts the exemplars stored, unknownEx those of series no
 	// record defined (the reading goroutine stores exemplars itself).
 	exemplars, unknownEx int
@@ -708,7 +722,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 	defer rp.wg.Done()
 	h := rp.h
 	for batch := range ch {
-		var applied, unknown, dropped, lateAdded int64
+		var applied, unknown, dropped, lateAdded, inMapped int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
 		collect := rp.collectLate.Load()
 		var late []seriesTime
@@ -748,6 +762,10 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			s := h.series.getByRef(SeriesRef(smp.ref))
 			if s == nil {
 				unknown++
+				continue
+			}
+			if h.mapped.inMapped(s, smp.t) {
+				inMapped++
 				continue
 			}
 			s.mu.Lock()
@@ -796,6 +814,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 			h.metrics.lateAppended.Add(float64(lateAdded))
 		}
 		rp.samples.Add(applied)
+		rp.inMapped.Add(inMapped)
 		rp.unknown.Add(unknown)
 		rp.dropped.Add(dropped)
 		rp.putBatch(batch)
@@ -1109,6 +1128,7 @@ func (rp *replayer) addSeries(ref uint64, lset labels.Labels) {
 		h.numSeries.Add(1)
 		h.metrics.seriesCreated.Inc()
 		rp.unindexed = append(rp.unindexed, s)
+		h.mapped.attach(h, s)
 	} else if uint64(s.ref) != ref {
 		rp.dups[ref] = uint64(s.ref)
 	}

@@ -376,11 +376,17 @@ func testWALCrashMatrix(t *testing.T, variant string) {
 // commit that prefix includes every acknowledged commit.
 func TestWALCrashDropUnsynced(t *testing.T) {
 	const txns = 1000
-	for _, tc := range []struct{ syncEvery, late bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		t.Run(fmt.Sprintf("syncEveryCommit=%v/late=%v", tc.syncEvery, tc.late), func(t *testing.T) {
+	// mapped: closed chunks are written to chunks_head/ (head_mmap.go)
+	// every 25 commits, so a crash also tears those files.
+	// mixed: a third of the samples are integer, a third float histograms.
+	for _, tc := range []struct{ syncEvery, late, mapped, mixed bool }{
+		{false, false, false, false}, {true, false, false, false}, {false, true, false, false}, {true, true, false, false},
+		{false, true, true, false}, {true, false, true, true},
+	} {
+		t.Run(fmt.Sprintf("syncEveryCommit=%v/late=%v/mapped=%v/mixed=%v", tc.syncEvery, tc.late, tc.mapped, tc.mixed), func(t *testing.T) {
 			syncEvery := tc.syncEvery
 			w := newCrashWorkload(3, txns)
-			w.late = tc.late
+			w.late, w.mixed = tc.late, tc.mixed
 			fsys := vfs.NewMemFS()
 			o := w.options(fsys)
 			o.WALSyncEveryCommit = syncEvery
@@ -395,6 +401,9 @@ func TestWALCrashDropUnsynced(t *testing.T) {
 			every := txns / crashes
 			for k := 1; k <= txns; k++ {
 				require.NoError(t, w.commit(db, k))
+				if tc.mapped && k%25 == 0 {
+					require.NoError(t, db.Compact(ctx))
+				}
 				if k%every != 0 {
 					continue
 				}
@@ -410,6 +419,9 @@ func TestWALCrashDropUnsynced(t *testing.T) {
 				if syncEvery {
 					require.Equal(t, k, last, "%s: acknowledged commits lost", what)
 				}
+			}
+			if tc.mapped {
+				require.Positive(t, counterValue(t, db.head.metrics.chunksMapped), "no chunk was mapped")
 			}
 			require.NoError(t, db.Close())
 		})

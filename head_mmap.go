@@ -1,0 +1,302 @@
+package tsdb
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/headchunks"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// Memory-mapped head chunks.
+//
+// The head keeps only the open chunk of each series in the Go heap. Its
+// closed in-order chunks are written to the head chunk files in
+// chunks_head/ (Prometheus's format, internal/headchunks) and replaced by
+// chunks that read the files' mappings in place. Prometheus opens such a
+// directory with its own mapped chunks, and isotsdb opens Prometheus's.
+//
+// When. mapChunks runs in the background loop after each compaction
+// check, and once more at Close after the last commit. It collects the
+// closed chunks still in the heap, series by series, under each series'
+// lock; writes them without any head lock; then swaps them, series by
+// series, for their mapped copies. A swap replaces the series' chunk
+// slice, never an element of it (readers may hold the old slice, see
+// memSeries.chunks), and only where the chunk it read is still there
+// (truncation may have dropped it meanwhile). Late chunks stay in the
+// heap.
+//
+// Lifetime. A mapped chunk references its file's mapping, which is
+// unmapped only when no chunk of it is reachable any more (a cleanup of
+// package headchunks). So reads that captured a mapped chunk keep
+// working after truncation removed its file, as they do with a heap
+// chunk. The head iterator keeps its captured series (and so its
+// chunks) reachable while it reads them.
+//
+// The WAL stays authoritative. Every sample of a mapped chunk is also in
+// the WAL from the head's range on: a closed chunk holds only samples of
+// commits that were logged before they were applied, and mapChunks syncs
+// the WAL after collecting chunks and before writing them, so no chunk
+// file byte that survives a crash holds a sample whose WAL record did
+// not (a commit replays whole or not at all, with or without its mapped
+// part). The files are synced only at Close: a crash may tear them, and
+// Open then cuts them after their last whole record (headchunks.Open)
+// and replays the rest from the WAL. Anything else wrong with them (a
+// series' chunks out of order) makes Open ignore that series' chunks,
+// which the WAL replays instead.
+//
+// Replay. Open loads the files before the WAL replay and gives each
+// series its mapped chunks when the replay creates it (those ending
+// before the head's range are left out: blocks hold them). The replay
+// then skips a series' WAL samples that its mapped chunks hold: those
+// not after its last mapped chunk's end and after every earlier WAL
+// sample of the series (the in-order ones, which the chunks hold).
+// Samples that are not after an earlier one are late ones, or belong to
+// a commit that lost a race for the series; they take the path of late
+// samples, which finds those the mapped chunks hold by their time and
+// adds nothing for them.
+
+// headChunksDir is the directory of the head chunk files in a data dir.
+const headChunksDir = "chunks_head"
+
+// mapBatch is the number of chunks mapChunks writes between swaps.
+const mapBatch = 1 << 16
+
+// mappedReplay holds, for the WAL replay, the mapped chunks loaded at
+// Open by series ref: slots index ref-base.
+type mappedReplay struct {
+	base   uint64
+	chunks [][]memChunk
+	// last is the end of a series' last mapped chunk and seen the time of
+	// its newest WAL sample replayed so far (math.MinInt64: none). Each
+	// replay worker touches only the slots of its own series.
+	last, seen []int64
+}
+
+// loadHeadChunks opens the head chunk files of dir and returns their
+// writer and the chunks to give the series at replay; minValid is the
+// head's lower bound (chunks ending before it are dropped).
+func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchunks.Writer, *mappedReplay, error) {
+	type loaded struct {
+		chunks []memChunk
+		bad    bool
+	}
+	bySeries := map[uint64]*loaded{}
+	var badSeries int
+	var maxRef uint64
+	w, res, err := headchunks.Open(fsys, filepath.Join(dir, headChunksDir), headchunks.Options{}, func(ref uint64, mint, maxt int64, c chunks.Chunk) error {
+		maxRef = max(maxRef, ref)
+		if maxt < minValid {
+			return nil
+		}
+		l := bySeries[ref]
+		if l == nil {
+			l = &loaded{}
+			bySeries[ref] = l
+		}
+		if l.bad {
+			return nil
+		}
+		if n := len(l.chunks); mint > maxt || n > 0 && mint <= l.chunks[n-1].maxTime {
+			// Not a chunk the head could have cut: give up the series'
+			// chunks, the WAL has their samples.
+			l.bad, l.chunks = true, nil
+			badSeries++
+			return nil
+		}
+		l.chunks = append(l.chunks, memChunk{chunk: c, minTime: mint, maxTime: maxt})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open head chunk files: %w", err)
+	}
+	// New series must never take the ref of a series the files hold
+	// chunks of (its Series record may be lost with the WAL): the next
+	// Open would give them its chunks.
+	h.raiseLastSeriesRef(maxRef)
+	if res.Repaired != nil {
+		h.logger.Warn("tsdb: head chunk files were torn or damaged; cut after the last whole chunk, the WAL replays the rest", "err", res.Repaired)
+	}
+	if badSeries > 0 {
+		h.logger.Warn("tsdb: head chunk files hold chunks out of order; the WAL replays those series instead", "series", badSeries)
+	}
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for ref, l := range bySeries {
+		if len(l.chunks) > 0 {
+			lo, hi = min(lo, ref), max(hi, ref)
+		}
+	}
+	if lo > hi {
+		return w, nil, nil
+	}
+	n := hi - lo + 1
+	mr := &mappedReplay{base: lo, chunks: make([][]memChunk, n), last: make([]int64, n), seen: make([]int64, n)}
+	for i := range mr.last {
+		mr.last[i], mr.seen[i] = math.MinInt64, math.MinInt64
+	}
+	for ref, l := range bySeries {
+		if len(l.chunks) > 0 {
+			mr.chunks[ref-lo] = l.chunks
+			mr.last[ref-lo] = l.chunks[len(l.chunks)-1].maxTime
+		}
+	}
+	return w, mr, nil
+}
+
+// attach gives s, just created by the replay, its mapped chunks.
+func (mr *mappedReplay) attach(h *head, s *memSeries) {
+	if mr == nil || uint64(s.ref) < mr.base || uint64(s.ref)-mr.base >= uint64(len(mr.chunks)) {
+		return
+	}
+	i := uint64(s.ref) - mr.base
+	cs := mr.chunks[i]
+	if len(cs) == 0 {
+		return
+	}
+	mr.chunks[i] = nil
+	s.mu.Lock()
+	s.chunks = cs
+	for _, c := range cs {
+		s.total += uint64(c.chunk.NumSamples())
+	}
+	s.mu.Unlock()
+	h.metrics.chunks.Add(float64(len(cs)))
+	h.updateTimeRange(cs[0].minTime, cs[len(cs)-1].maxTime)
+}
+
+// inMapped reports whether the WAL sample of s at t is one its mapped
+// chunks hold (see the top of this file), recording t as seen. Called by
+// the replay worker of s only.
+func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
+	if mr == nil || uint64(s.ref) < mr.base || uint64(s.ref)-mr.base >= uint64(len(mr.last)) {
+		return false
+	}
+	i := uint64(s.ref) - mr.base
+	if t > mr.last[i] {
+		return false
+	}
+	if t <= mr.seen[i] {
+		return false // late, or a lost race: the late path decides
+	}
+	mr.seen[i] = t
+	return true
+}
+
+// mapEntry is a closed heap chunk mapChunks writes.
+type mapEntry struct {
+	s      *memSeries
+	c      chunks.Chunk
+	mapped chunks.Chunk
+	ref    uint64
+	mint   int64
+	maxt   int64
+}
+
+// mapChunks writes the closed in-order chunks still in the heap to the
+// head chunk files and swaps them for their mapped copies (see the top of
+// this file). It returns the number of chunks mapped. The caller holds
+// cmtx. Takes each series lock in turn, the WAL's and the writer's, never
+// two at once.
+func (h *head) mapChunks() (int, error) {
+	hc := h.headChunks
+	if hc == nil || h.mapFailed.Load() {
+		return 0, nil
+	}
+	var batch []mapEntry
+	total := 0
+	var err error
+	h.series.refs.each(func(s *memSeries) {
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		for i := 0; i < len(s.chunks)-1; i++ {
+			c := &s.chunks[i]
+			if !headchunks.IsMapped(c.chunk) {
+				batch = append(batch, mapEntry{s: s, c: c.chunk, mint: c.minTime, maxt: c.maxTime})
+			}
+		}
+		s.mu.Unlock()
+		if len(batch) >= mapBatch {
+			total += len(batch)
+			err = h.mapBatch(batch)
+			batch = batch[:0]
+		}
+	})
+	if err == nil && len(batch) > 0 {
+		total += len(batch)
+		err = h.mapBatch(batch)
+	}
+	if err != nil {
+		// The chunks stay in the heap; the WAL has their samples.
+		h.mapFailed.Store(true)
+		h.logger.Error("tsdb: writing head chunk files failed; closed chunks stay in memory until restart", "err", err)
+		return total, err
+	}
+	h.metrics.chunksMapped.Add(float64(total))
+	return total, nil
+}
+
+// mapBatch writes the chunks of batch, then swaps them in their series.
+func (h *head) mapBatch(batch []mapEntry) error {
+	hc := h.headChunks
+	for i := range batch {
+		e := &batch[i]
+		ref, err := hc.Add(uint64(e.s.ref), e.mint, e.maxt, e.c)
+		if err != nil {
+			return fmt.Errorf("write head chunk: %w", err)
+		}
+		e.ref = ref
+	}
+	// The chunks' samples were logged before they were applied: make the
+	// log durable before any of them can be.
+	if h.wal != nil {
+		if err := h.wal.Sync(); err != nil {
+			return fmt.Errorf("sync WAL before writing head chunks: %w", err)
+		}
+	}
+	if err := hc.Flush(); err != nil {
+		return fmt.Errorf("write head chunks: %w", err)
+	}
+	for i := range batch {
+		e := &batch[i]
+		c, err := hc.Chunk(e.ref)
+		if err != nil {
+			return fmt.Errorf("read head chunk just written: %w", err)
+		}
+		e.mapped = c
+	}
+	for i := 0; i < len(batch); {
+		j := i + 1
+		for j < len(batch) && batch[j].s == batch[i].s {
+			j++
+		}
+		batch[i].s.swapMapped(batch[i:j])
+		i = j
+	}
+	return nil
+}
+
+// swapMapped replaces the chunks of es (all of s) that s still holds by
+// their mapped copies, in a new slice.
+func (s *memSeries) swapMapped(es []mapEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cs []memChunk
+	for _, e := range es {
+		i := slices.IndexFunc(s.chunks, func(c memChunk) bool { return c.chunk == e.c })
+		if i < 0 {
+			continue // truncated meanwhile
+		}
+		if cs == nil {
+			cs = slices.Clone(s.chunks)
+		}
+		cs[i].chunk = e.mapped
+	}
+	if cs != nil {
+		s.chunks = cs
+	}
+}
