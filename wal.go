@@ -158,9 +158,9 @@ import (
 // written by Prometheus. Replay applies them after the whole WAL as late
 // samples: a sample that the WAL replay already applied is a no-op (the
 // head's duplicate rule), so Prometheus's double logging is harmless.
-// Prometheus's MmapMarkers records are decoded and ignored: isotsdb reads
-// no chunks_head/ files, and the samples a marker stands for are still in
-// the WBL's sample records before it. A torn or damaged WBL is repaired
+// Prometheus's MmapMarkers records are decoded and ignored: isotsdb loads
+// only the in-order chunks of chunks_head/ (head_mmap.go), and the samples
+// a marker stands for are still in the WBL's sample records before it. A torn or damaged WBL is repaired
 // like the WAL (cut after its last whole record; a run of copies the log
 // ends inside is cut whole) and never costs the WAL anything.
 //

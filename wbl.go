@@ -392,9 +392,10 @@ func (rp *replayer) replayWBL(fsys vfs.FS, src *wblSource) error {
 // one were written by Prometheus: their samples are applied as late ones
 // (a sample the head has already, from the WAL, is a no-op). MmapMarkers
 // records say that Prometheus wrote a series' late samples so far into a
-// head chunk file (chunks_head/); isotsdb reads no such files and the
-// samples are still in the WBL records before the marker, so the markers
-// are decoded (a damaged one is a corruption like any) and ignored.
+// head chunk file (chunks_head/); isotsdb loads only the in-order chunks
+// of those files (head_mmap.go), the late samples are still in the WBL
+// records before the marker, so the markers are decoded (a damaged one is
+// a corruption like any) and ignored.
 func (rp *replayer) readWBL(r *wlog.Reader, src *wblSource) error {
 	var copyLeft, copySeg int // records of a WBLCopy run still to come; its segment
 	var copyOff int64         // offset of the WBLCopy record's last byte

@@ -32,7 +32,8 @@ type Stone struct {
 // RefMmapMarker is an entry of a MmapMarkers record: the out-of-order
 // samples of series Ref logged before it were written to the head chunk
 // at MmapRef (Prometheus's chunks_head/ reference: segment and offset).
-// isotsdb reads no head chunk files and ignores the markers.
+// isotsdb loads only in-order chunks from those files and ignores the
+// markers.
 type RefMmapMarker struct {
 	Ref     uint64
 	MmapRef uint64
