@@ -92,7 +92,9 @@ func Open(fsys vfs.FS, dir string, opts Options, fn func(seriesRef uint64, mint,
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(len(a.name), len(b.name)), cmp.Compare(a.name, b.name))
+		// Of two names of one number ("7", "000007"), the writer's own
+		// comes first; the other is a repeat.
+		return cmp.Or(cmp.Compare(a.seq, b.seq), compareBool(a.name != FileName(int(a.seq)), b.name != FileName(int(b.seq))), cmp.Compare(a.name, b.name))
 	})
 
 	w := &Writer{fsys: fsys, dir: dir, maxSize: maxSize, nextSeq: 1}
@@ -146,20 +148,46 @@ func Open(fsys vfs.FS, dir string, opts Options, fn func(seriesRef uint64, mint,
 	return w, res, nil
 }
 
-// makeDir creates dir if it is missing, and makes its entry durable.
-func makeDir(fsys vfs.FS, dir string) error {
-	_, err := fsys.Stat(dir)
-	if err == nil {
-		return nil
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("headchunks: stat directory: %w", err)
+	return 1
+}
+
+// makeDir creates dir and any missing parents, and makes their entries
+// durable by syncing the parent of each directory it created.
+func makeDir(fsys vfs.FS, dir string) error {
+	var created []string
+	for d := dir; ; {
+		_, err := fsys.Stat(d)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("headchunks: stat directory: %w", err)
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if len(created) == 0 {
+		return nil
 	}
 	if err := fsys.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("headchunks: create directory: %w", err)
 	}
-	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
-		return fmt.Errorf("headchunks: sync parent of directory: %w", err)
+	for _, d := range created {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("headchunks: sync parent of %s: %w", d, err)
+		}
 	}
 	return nil
 }
