@@ -227,7 +227,7 @@ func checkRepair(t *testing.T, fsys *vfs.MemFS, recs []rec, want damaged) {
 // TestRepairTornLastRecord cuts the last file at every byte of its last
 // record, as a crash during its write may.
 func TestRepairTornLastRecord(t *testing.T) {
-	recs := genRecs(t, rand.New(rand.NewPCG(12, 12)), 30, 40)
+	recs := genRecs(t, rand.New(rand.NewPCG(12, 12)), 10, 40)
 	orig := vfs.NewMemFS()
 	writeRecs(t, orig, repairOpts, recs)
 	seq, _ := SplitRef(recs[len(recs)-1].ref)
