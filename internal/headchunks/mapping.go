@@ -40,7 +40,3 @@ type mappedChunk struct {
 	chunks.Chunk
 	m *mapping
 }
-
-// keepAlive makes sure mp is not collected before this point: callers use
-// it after the last use of bytes they read from mp without holding a chunk.
-func keepAlive(mp *mapping) { runtime.KeepAlive(mp) }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -209,6 +210,7 @@ func loadFile(fsys vfs.FS, path string, seq uint32, res *LoadResult,
 	mp := newMapping(m)
 	b := mp.b
 	if cerr := checkHeader(path, b); cerr != nil {
+		runtime.KeepAlive(mp) // b must stay mapped while checkHeader reads it
 		return nil, 0, cerr, nil
 	}
 	f = &file{seq: seq, name: path, maxt: math.MinInt64, m: mp, mapped: int64(len(b))}
