@@ -405,6 +405,13 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	defer func() {
+		// Drop the Writer's references to the mappings: chunks handed out
+		// hold their own, and nothing else needs them now.
+		for _, f := range w.files {
+			f.m, f.mapped = nil, 0
+		}
+	}()
 	if w.err != nil {
 		for _, f := range w.files {
 			if f.f != nil {

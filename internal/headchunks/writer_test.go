@@ -357,3 +357,65 @@ func TestMappedChunkSize(t *testing.T) {
 	t.Logf("mapped XOR chunk: wrapper %d bytes + inner *XORChunk %d bytes", wrapper, inner)
 	require.LessOrEqual(t, wrapper, uintptr(24))
 }
+
+// TestConcurrentUse runs Add, Flush, Chunk, Size, Files and Truncate from
+// several goroutines at once (for the race detector): every chunk read
+// back must be the one added at its reference.
+func TestConcurrentUse(t *testing.T) {
+	recs := genRecs(t, rand.New(rand.NewPCG(19, 19)), 200, 30)
+	fsys := vfs.NewMemFS()
+	w, _, err := Open(fsys, testDir, Options{MaxFileSize: 4096}, nil)
+	require.NoError(t, err)
+	refs := make(chan rec, len(recs))
+	done := make(chan error, 3)
+	go func() { // writer
+		for i := range recs {
+			ref, err := w.Add(recs[i].series, recs[i].mint, recs[i].maxt, chunkOf(t, recs[i]))
+			if err != nil {
+				done <- err
+				return
+			}
+			recs[i].ref = ref
+			if i%10 == 9 {
+				if err := w.Flush(); err != nil {
+					done <- err
+					return
+				}
+				for _, rc := range recs[i-9 : i+1] {
+					refs <- rc
+				}
+			}
+		}
+		close(refs)
+		done <- nil
+	}()
+	go func() { // reader
+		for rc := range refs {
+			c, err := w.Chunk(rc.ref)
+			if err != nil {
+				done <- err
+				return
+			}
+			if string(c.Bytes()) != string(rc.data) {
+				done <- errInjected
+				return
+			}
+			_, _ = w.Size(), w.Files()
+		}
+		done <- nil
+	}()
+	go func() { // truncater: removes nothing still needed (no maxt < MinInt64)
+		for range 20 {
+			if _, err := w.Truncate(math.MinInt64); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 3 {
+		require.NoError(t, <-done)
+	}
+	require.NoError(t, w.Close())
+	reopenClean(t, fsys, Options{}, recs)
+}
