@@ -27,7 +27,8 @@
 //
 // Open loads a directory, checking every record, repairs what a crash or
 // damage left (see Open), and returns a Writer that appends records to new
-// files and serves chunks by reference. Truncate drops the oldest files
+// files and serves chunks by reference, those loaded (OpenRefs gives their
+// references) and those added. Truncate drops the oldest files
 // once the head no longer needs them.
 //
 // # Mapped chunks

@@ -64,6 +64,23 @@ type candidate struct {
 //
 // Every file that Open leaves opens cleanly in Prometheus.
 func Open(fsys vfs.FS, dir string, opts Options, fn func(seriesRef uint64, mint, maxt int64, c chunks.Chunk) error) (*Writer, LoadResult, error) {
+	var withRef RecordFunc
+	if fn != nil {
+		withRef = func(_, seriesRef uint64, mint, maxt int64, c chunks.Chunk) error {
+			return fn(seriesRef, mint, maxt, c)
+		}
+	}
+	return OpenRefs(fsys, dir, opts, withRef)
+}
+
+// RecordFunc is called by OpenRefs for each in-order record: ref is the
+// record's reference (see Ref), which Writer.Chunk serves.
+type RecordFunc func(ref, seriesRef uint64, mint, maxt int64, c chunks.Chunk) error
+
+// OpenRefs is Open whose callback is also given each record's reference,
+// for a caller that keeps references (and reads chunks with Writer.Chunk
+// when needed) rather than the chunks themselves.
+func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, LoadResult, error) {
 	maxSize := opts.MaxFileSize
 	if maxSize == 0 {
 		maxSize = DefaultMaxFileSize
@@ -201,7 +218,7 @@ func makeDir(fsys vfs.FS, dir string) error {
 //
 // f.mapped is set to the mapped length; the caller sets the sizes.
 func loadFile(fsys vfs.FS, path string, seq uint32, res *LoadResult,
-	fn func(uint64, int64, int64, chunks.Chunk) error,
+	fn RecordFunc,
 ) (f *file, n int64, cerr *corrupt.Error, err error) {
 	m, err := fsys.Map(path)
 	if err != nil {
@@ -231,7 +248,7 @@ func loadFile(fsys vfs.FS, path string, seq uint32, res *LoadResult,
 				return f, int64(off), cerr, nil
 			}
 			if fn != nil {
-				if err := fn(rec.seriesRef, rec.mint, rec.maxt, c); err != nil {
+				if err := fn(Ref(seq, uint32(off)), rec.seriesRef, rec.mint, rec.maxt, c); err != nil {
 					return nil, 0, nil, fmt.Errorf("headchunks: load %s at offset %d: %w", path, off, err)
 				}
 			}

@@ -419,3 +419,26 @@ func TestConcurrentUse(t *testing.T) {
 	require.NoError(t, w.Close())
 	reopenClean(t, fsys, Options{}, recs)
 }
+
+// TestOpenRefs checks that OpenRefs gives each record's reference, which
+// Chunk serves.
+func TestOpenRefs(t *testing.T) {
+	recs := genRecs(t, rand.New(rand.NewPCG(20, 20)), 30, 30)
+	fsys := vfs.NewMemFS()
+	writeRecs(t, fsys, Options{MaxFileSize: 1024}, recs)
+	var refs []uint64
+	w, res, err := OpenRefs(fsys, testDir, Options{}, func(ref, series uint64, mint, maxt int64, c chunks.Chunk) error {
+		refs = append(refs, ref)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Nil(t, res.Repaired)
+	require.Len(t, refs, len(recs))
+	for i, rc := range recs {
+		require.Equal(t, rc.ref, refs[i])
+		c, err := w.Chunk(refs[i])
+		require.NoError(t, err)
+		require.Equal(t, rc.data, c.Bytes())
+	}
+	require.NoError(t, w.Close())
+}
