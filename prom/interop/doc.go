@@ -22,6 +22,14 @@
 //   - snapshot: a snapshot taken by isotsdb, with and without the head,
 //     opens in Prometheus with the data it should hold.
 //
+// Head chunk files (chunks_head/) are checked apart, in
+// headchunks_test.go, through files checked in under the root module's
+// internal/headchunks/testdata (that package cannot be imported from
+// here): Prometheus's ChunkDiskMapper must iterate and read every record
+// isotsdb's Writer wrote there (testdata/golden), and the files it writes
+// itself (testdata/prom, rewritten with -update-headchunks) must match the
+// checked-in ones, which isotsdb's Open reads in the root module's tests.
+//
 // Every comparison is against a model of what was written, so two readers
 // that agree on a wrong answer still fail. TestInterop logs the matrix of
 // what passed.

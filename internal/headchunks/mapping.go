@@ -1,0 +1,42 @@
+package headchunks
+
+import (
+	"runtime"
+
+	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// mapping is one memory mapping of a head chunk file. Its vfs.Mapped is
+// closed by a cleanup once the mapping is unreachable, and every chunk that
+// reads its bytes references it, so the bytes stay mapped for as long as
+// any such chunk is reachable. Nothing closes it explicitly: removing the
+// file or closing the Writer only drops references.
+//
+// The cleanup's argument is the vfs.Mapped alone, which does not point back
+// at the mapping (a cleanup whose argument reaches its object never runs).
+type mapping struct {
+	b []byte // the mapped file contents; read only, never after the cleanup
+}
+
+// newMapping wraps m, which no one else may close, in a mapping.
+func newMapping(m vfs.Mapped) *mapping {
+	mp := &mapping{b: m.Bytes()}
+	runtime.AddCleanup(mp, closeMapped, m)
+	return mp
+}
+
+// closeMapped unmaps m. The error is dropped: there is no one left to
+// report it to, and a failed munmap leaks address space but no data.
+func closeMapped(m vfs.Mapped) { _ = m.Close() }
+
+// mappedChunk is a chunk that reads its bytes in place in a mapping, and
+// keeps that mapping alive while it is reachable. It adds one pointer to
+// the inner chunk's interface value; all of chunks.Chunk is promoted.
+//
+// Iterators and Bytes slices of the chunk do not reference the mapping: they
+// are valid only while the mappedChunk itself is reachable.
+type mappedChunk struct {
+	chunks.Chunk
+	m *mapping
+}
