@@ -123,6 +123,8 @@ type head struct {
 	// mapped are the chunks the head chunk files held at Open, for the
 	// WAL replay (head_mmap.go); nil otherwise.
 	mapped *mappedReplay
+	// mapScratch is mapChunks' batch, kept between runs (under cmtx).
+	mapScratch []mapEntry
 
 	// tombs are the deletion intervals (delete.go); tombsMu serializes
 	// their replacement.
@@ -338,10 +340,12 @@ type memSeries struct {
 
 	mu lockorder.Mutex[lockorder.Series] // protects every field below
 
-	// chunks in time order. All but the last are closed: neither they nor
-	// their slice elements change again, so readers may keep them after
-	// dropping the lock. The last one is open: readers copy it under mu.
-	// Truncation must replace the slice, never rewrite it in place.
+	// chunks in time order. All but the last are closed: their contents
+	// never change, so readers may keep the chunks after dropping the
+	// lock; an element may still be swapped, under mu, for a copy of its
+	// chunk in a head chunk file (head_mmap.go), so nothing reads the
+	// slice itself without mu. The last one is open: readers copy it
+	// under mu. Truncation replaces the slice.
 	chunks []memChunk
 	app    *chunks.XORAppender // appends to the open chunk if it is XOR; nil otherwise
 	nextAt int64               // the open chunk is closed at this time

@@ -23,11 +23,10 @@ import (
 // check, and once more at Close after the last commit. It collects the
 // closed chunks still in the heap, series by series, under each series'
 // lock; writes them without any head lock; then swaps them, series by
-// series, for their mapped copies. A swap replaces the series' chunk
-// slice, never an element of it (readers may hold the old slice, see
-// memSeries.chunks), and only where the chunk it read is still there
-// (truncation may have dropped it meanwhile). Late chunks stay in the
-// heap.
+// series and under the series' lock, for their mapped copies, where the
+// chunk it read is still there (truncation may have dropped it
+// meanwhile). Readers that captured the heap chunk keep it. Late chunks
+// stay in the heap.
 //
 // Lifetime. A mapped chunk references its file's mapping, which is
 // unmapped only when no chunk of it is reachable any more (a cleanup of
@@ -63,7 +62,7 @@ import (
 const headChunksDir = "chunks_head"
 
 // mapBatch is the number of chunks mapChunks writes between swaps.
-const mapBatch = 1 << 16
+const mapBatch = 8192
 
 // mappedReplay holds, for the WAL replay, the mapped chunks loaded at
 // Open by series ref: slots index ref-base.
@@ -205,7 +204,8 @@ func (h *head) mapChunks() (int, error) {
 	if hc == nil || h.mapFailed.Load() {
 		return 0, nil
 	}
-	var batch []mapEntry
+	batch := h.mapScratch[:0]
+	defer func() { h.mapScratch = batch[:0] }()
 	total := 0
 	var err error
 	h.series.refs.each(func(s *memSeries) {
@@ -223,6 +223,7 @@ func (h *head) mapChunks() (int, error) {
 		if len(batch) >= mapBatch {
 			total += len(batch)
 			err = h.mapBatch(batch)
+			clear(batch) // drop the chunks for the collector
 			batch = batch[:0]
 		}
 	})
@@ -230,6 +231,7 @@ func (h *head) mapChunks() (int, error) {
 		total += len(batch)
 		err = h.mapBatch(batch)
 	}
+	clear(batch)
 	if err != nil {
 		// The chunks stay in the heap; the WAL has their samples.
 		h.mapFailed.Store(true)
@@ -281,22 +283,15 @@ func (h *head) mapBatch(batch []mapEntry) error {
 }
 
 // swapMapped replaces the chunks of es (all of s) that s still holds by
-// their mapped copies, in a new slice.
+// their mapped copies, in place: every reader of s.chunks holds s.mu, and
+// a reader that captured the heap chunk keeps reading it (see
+// memSeries.chunks).
 func (s *memSeries) swapMapped(es []mapEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var cs []memChunk
 	for _, e := range es {
-		i := slices.IndexFunc(s.chunks, func(c memChunk) bool { return c.chunk == e.c })
-		if i < 0 {
-			continue // truncated meanwhile
-		}
-		if cs == nil {
-			cs = slices.Clone(s.chunks)
-		}
-		cs[i].chunk = e.mapped
-	}
-	if cs != nil {
-		s.chunks = cs
+		if i := slices.IndexFunc(s.chunks, func(c memChunk) bool { return c.chunk == e.c }); i >= 0 {
+			s.chunks[i].chunk = e.mapped
+		} // else truncated meanwhile
 	}
 }

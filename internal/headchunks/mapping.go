@@ -40,3 +40,14 @@ type mappedChunk struct {
 	chunks.Chunk
 	m *mapping
 }
+
+// Compact does nothing: the bytes are the file's, and a copy would move
+// them into the heap.
+func (c *mappedChunk) Compact() {}
+
+// IsMapped reports whether c reads a head chunk file's mapping (it was
+// returned by Writer.Chunk or given to Open's callback).
+func IsMapped(c chunks.Chunk) bool {
+	_, ok := c.(*mappedChunk)
+	return ok
+}
