@@ -97,3 +97,37 @@ func TestSmallLateRun(t *testing.T) {
 		p.rounds = 240
 	}
 }
+
+// TestDigest checks the late variants' read-back check against a store
+// written in order: it matches the workload's digest, and a missing
+// sample, or one sample with another value, time or series, is caught.
+func TestDigest(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 1000)
+	require.NoError(t, err)
+	const rounds = 10
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		s, err := openStore(k, storeConfig{dir: t.TempDir(), isolation: true, series: c.series})
+		require.NoError(t, err)
+		_, err = ingest(s, c, make([]uint64, len(c.series)), 0, rounds)
+		require.NoError(t, err)
+		got, err := readDigest(s, baseTime, maxTime(rounds, c.targets()))
+		require.NoError(t, err)
+		require.NoError(t, s.close())
+		cfg := config{k, true}
+		want := workloadDigest(c, rounds)
+		require.Equal(t, rounds*len(c.series), want.samples)
+		require.NoError(t, checkDigest(cfg, "test", got, want))
+
+		i, r := 700, 3
+		tm, v := scrapeTime(i/targetSize, r), c.value(i, r)
+		var one digest
+		one.add(i, tm, v)
+		require.ErrorContains(t, checkDigest(cfg, "test", got, want.minus(one)), "want 9999", "a sample more")
+		for _, other := range []uint64{sampleHash(i, tm, v+1), sampleHash(i, tm+1, v), sampleHash(i+1, tm, v)} {
+			swapped := want.minus(one) // the sample replaced by another
+			swapped.samples++
+			swapped.sum += other
+			require.ErrorContains(t, checkDigest(cfg, "test", got, swapped), "not their timestamps")
+		}
+	}
+}
