@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -129,5 +132,44 @@ func TestDigest(t *testing.T) {
 			swapped.sum += other
 			require.ErrorContains(t, checkDigest(cfg, "test", got, swapped), "not their timestamps")
 		}
+	}
+}
+
+// TestLateIntoCutRanges checks what scale-late's short blocks are for:
+// with 5 min blocks and samples up to 10 minutes late, late samples land
+// in ranges both stores have already cut into a block, and each store
+// merges the overlapping block they make with the one there (a block of
+// more than one source), without losing or rejecting any.
+func TestLateIntoCutRanges(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 100)
+	require.NoError(t, err)
+	sc := scaleCorpus(c, 1200)
+	const rounds = 60
+	br := scaleBlockRange(rounds)
+	require.Less(t, br, int64(lateMaxRounds)*scrapeEvery, "late samples reach back past a block")
+	late := newLateRun(sc, rounds, 0.1)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		s, err := openStore(k, storeConfig{dir: t.TempDir(), isolation: true, series: sc.series, blockRange: br, lateWindow: lateWindow})
+		require.NoError(t, err)
+		cs, err := ingestCutting(s, sc, make([]uint64, len(sc.series)), rounds, br, late.ls, nil)
+		require.NoError(t, err, "%s", k)
+		require.Zero(t, cs.late.rejected, "%s", k)
+		merged := 0
+		for _, b := range s.blocks() {
+			raw, err := os.ReadFile(filepath.Join(b.dir, "meta.json"))
+			require.NoError(t, err)
+			var m struct {
+				Compaction struct{ Sources []string }
+			}
+			require.NoError(t, json.Unmarshal(raw, &m))
+			if len(m.Compaction.Sources) > 1 {
+				merged++
+			}
+		}
+		require.Positive(t, merged, "%s merged no overlapping block", k)
+		got, err := readDigest(s, baseTime, maxTime(rounds, sc.targets()))
+		require.NoError(t, err)
+		require.NoError(t, checkDigest(config{k, true}, "test", got, late.want))
+		require.NoError(t, s.close())
 	}
 }
