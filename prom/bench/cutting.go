@@ -18,6 +18,16 @@ import (
 // called every few rounds (cutEvery), as a server's compaction loop
 // would, to cut anything a trigger did not.
 
+// With a late schedule (the late variants, phases_blocks_late.go), each
+// stretch of rounds is written by ingestLate instead of ingest: the same
+// rounds, with the schedule's share of samples held back and appended 1–10
+// minutes later, then the rounds of late samples alone after the last
+// scrape. The trigger rounds stay those of the on-time samples: a late
+// sample never moves a head's newest time. Late samples thus fall in the
+// stores' out-of-order heads (and WBLs) and, where the window reaches
+// back past the last block cut, in ranges already in a block, which the
+// next compaction writes as an overlapping block and merges.
+
 // cutEvery is how many rounds (of 15 s) ingestCutting writes between
 // calls to compact(): 30 min of data.
 const cutEvery = 120
@@ -50,21 +60,36 @@ func floorTo(t, d int64) int64 { return t - ((t%d)+d)%d }
 // cutStats is what ingestCutting measured.
 type cutStats struct {
 	samples     int   // samples written
-	rounds      int   // rounds written (all of them, unless guard stopped it)
+	rounds      int   // rounds written (all of them, late samples' own rounds included, unless guard stopped it)
 	ingest      usage // the whole ingest, compactions included (the live heap readings excluded)
 	compact     usage // the trigger rounds and compact() calls
 	compactions int   // compactions measured: a trigger round after which a block had been cut
 	peakOver    uint64
-	peakAbs     uint64 // the largest heap seen during a measured compaction
+	peakAbs     uint64     // the largest heap seen during a measured compaction
+	late        lateIngest // with a late schedule: what ingestLate counted
 }
 
 // ingestCutting writes rounds [0, rounds) to s, a fresh store with block
-// range br (ms), cutting blocks as described above. guard, if not nil,
-// is called before every stretch of rounds with the next round; its error
-// stops the ingest (the figures so far are returned with it).
-func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, guard func(next int) error) (cutStats, error) {
+// range br (ms), cutting blocks as described above; with a late schedule
+// ls (of rounds rounds), the late workload, its rounds of late samples
+// alone included, else the on-time scrape. guard, if not nil, is called
+// before every stretch of rounds with the next round; its error stops the
+// ingest (the figures so far are returned with it).
+func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, ls *lateSchedule, guard func(next int) error) (cutStats, error) {
 	var st cutStats
 	triggers := compactionRounds(rounds, c.targets(), br)
+	write := func(from, to int) (int, error) {
+		if ls == nil {
+			return ingest(s, c, refs, from, to)
+		}
+		li, err := ingestLate(s, c, ls, refs, from, to)
+		st.late.addUp(li)
+		return li.appended, err
+	}
+	total := rounds
+	if ls != nil {
+		total = ls.totalRounds()
+	}
 	// Each ingest call ends with both writers done, so writers drift
 	// apart by at most one call's rounds; the pacer's maxLag (10 min) is
 	// too much for blocks shorter than 40 min, whose appendable window,
@@ -75,13 +100,13 @@ func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, guar
 		u.cpu += v.cpu
 		u.mallocs += v.mallocs
 	}
-	for r := 0; r < rounds; {
+	for r := 0; r < total; {
 		if guard != nil {
 			if err := guard(r); err != nil {
 				return st, err
 			}
 		}
-		stop := min(rounds, (r/cutEvery+1)*cutEvery, r+stretch)
+		stop := min(total, (r/cutEvery+1)*cutEvery, r+stretch)
 		for len(triggers) > 0 && triggers[0] < r {
 			triggers = triggers[1:]
 		}
@@ -90,7 +115,7 @@ func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, guar
 		}
 		if stop > r {
 			m := startMeter()
-			n, err := ingest(s, c, refs, r, stop)
+			n, err := write(r, stop)
 			add(&st.ingest, m.stop())
 			st.samples += n
 			if err != nil {
@@ -104,7 +129,7 @@ func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, guar
 			blocks := len(s.blocks())
 			w := watchHeap()
 			m := startMeter()
-			n, err := ingest(s, c, refs, r, r+1)
+			n, err := write(r, r+1)
 			if err == nil {
 				err = s.compact()
 			}
@@ -124,7 +149,7 @@ func ingestCutting(s store, c *corpus, refs []uint64, rounds int, br int64, guar
 			r++
 			st.rounds = r
 		}
-		if r%cutEvery == 0 || r == rounds {
+		if r%cutEvery == 0 || r == total {
 			m := startMeter()
 			err := s.compact()
 			u := m.stop()

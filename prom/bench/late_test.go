@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,5 +98,78 @@ func TestSmallLateRun(t *testing.T) {
 		require.NoError(t, err, "%s", k)
 		require.Positive(t, lf["latecost.scrape"], "%s", k)
 		p.rounds = 240
+	}
+}
+
+// TestDigest checks the late variants' read-back check against a store
+// written in order: it matches the workload's digest, and a missing
+// sample, or one sample with another value, time or series, is caught.
+func TestDigest(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 1000)
+	require.NoError(t, err)
+	const rounds = 10
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		s, err := openStore(k, storeConfig{dir: t.TempDir(), isolation: true, series: c.series})
+		require.NoError(t, err)
+		_, err = ingest(s, c, make([]uint64, len(c.series)), 0, rounds)
+		require.NoError(t, err)
+		got, err := readDigest(s, baseTime, maxTime(rounds, c.targets()))
+		require.NoError(t, err)
+		require.NoError(t, s.close())
+		cfg := config{k, true}
+		want := workloadDigest(c, rounds)
+		require.Equal(t, rounds*len(c.series), want.samples)
+		require.NoError(t, checkDigest(cfg, "test", got, want))
+
+		i, r := 700, 3
+		tm, v := scrapeTime(i/targetSize, r), c.value(i, r)
+		var one digest
+		one.add(i, tm, v)
+		require.ErrorContains(t, checkDigest(cfg, "test", got, want.minus(one)), "want 9999", "a sample more")
+		for _, other := range []uint64{sampleHash(i, tm, v+1), sampleHash(i, tm+1, v), sampleHash(i+1, tm, v)} {
+			swapped := want.minus(one) // the sample replaced by another
+			swapped.samples++
+			swapped.sum += other
+			require.ErrorContains(t, checkDigest(cfg, "test", got, swapped), "not their timestamps")
+		}
+	}
+}
+
+// TestLateIntoCutRanges checks what scale-late's short blocks are for:
+// with 5 min blocks and samples up to 10 minutes late, late samples land
+// in ranges both stores have already cut into a block, and each store
+// merges the overlapping block they make with the one there (a block of
+// more than one source), without losing or rejecting any.
+func TestLateIntoCutRanges(t *testing.T) {
+	c, err := loadCorpus("../../testdata/20kseries.json", 100)
+	require.NoError(t, err)
+	sc := scaleCorpus(c, 1200)
+	const rounds = 60
+	br := scaleBlockRange(rounds)
+	require.Less(t, br, int64(lateMaxRounds)*scrapeEvery, "late samples reach back past a block")
+	late := newLateRun(sc, rounds, 0.1)
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		s, err := openStore(k, storeConfig{dir: t.TempDir(), isolation: true, series: sc.series, blockRange: br, lateWindow: lateWindow})
+		require.NoError(t, err)
+		cs, err := ingestCutting(s, sc, make([]uint64, len(sc.series)), rounds, br, late.ls, nil)
+		require.NoError(t, err, "%s", k)
+		require.Zero(t, cs.late.rejected, "%s", k)
+		merged := 0
+		for _, b := range s.blocks() {
+			raw, err := os.ReadFile(filepath.Join(b.dir, "meta.json"))
+			require.NoError(t, err)
+			var m struct {
+				Compaction struct{ Sources []string }
+			}
+			require.NoError(t, json.Unmarshal(raw, &m))
+			if len(m.Compaction.Sources) > 1 {
+				merged++
+			}
+		}
+		require.Positive(t, merged, "%s merged no overlapping block", k)
+		got, err := readDigest(s, baseTime, maxTime(rounds, sc.targets()))
+		require.NoError(t, err)
+		require.NoError(t, checkDigest(config{k, true}, "test", got, late.want))
+		require.NoError(t, s.close())
 	}
 }

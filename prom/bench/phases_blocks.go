@@ -38,11 +38,17 @@ type blocksRun struct {
 }
 
 // runBlocks runs the blocks6h phase on a fresh store of configuration
-// cfg and, if restart, the restart phase after it. If keep, the data
-// directory is left in place (closed) for the PromQL phase and returned;
-// the caller removes it.
-func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool) (figures, blocksRun, error) {
+// cfg and, if restart, the restart phase after it; with late (not nil),
+// their late variants, blocks6h-late and restart-late (see
+// phases_blocks_late.go). If keep, the data directory is left in place
+// (closed) for the PromQL phase and returned; the caller removes it.
+func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool, late *lateRun, log func(string)) (figures, blocksRun, error) {
 	f := figures{}
+	phase, b6, rs := "blocks6h", "b6.", "restart."
+	var ls *lateSchedule
+	if late != nil {
+		phase, b6, rs, ls = "blocks6h-late", "b6late.", "restartlate.", late.ls
+	}
 	dir, err := os.MkdirTemp(p.tmp, "blocks-"+cfg.kind.String()+"-")
 	if err != nil {
 		return nil, blocksRun{}, err
@@ -54,6 +60,9 @@ func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool)
 		}
 	}()
 	scfg := storeConfig{dir: dir, isolation: cfg.isolation, series: c.series, blockRange: realBlockRange}
+	if late != nil {
+		scfg.lateWindow = lateWindow
+	}
 	base := liveHeap()
 	s, err := openStore(cfg.kind, scfg)
 	if err != nil {
@@ -62,48 +71,69 @@ func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool)
 	defer func() { s.close() }()
 	refs := make([]uint64, len(c.series))
 
-	cs, err := ingestCutting(s, c, refs, p.blocksRounds, realBlockRange, nil)
+	cs, err := ingestCutting(s, c, refs, p.blocksRounds, realBlockRange, ls, nil)
 	if err != nil {
-		return nil, blocksRun{}, fmt.Errorf("bench: blocks6h: %w", err)
+		return nil, blocksRun{}, fmt.Errorf("bench: %s: %w", phase, err)
 	}
 	n := cs.samples
-	f["b6.cpu"] = float64(cs.ingest.cpu.Nanoseconds()) / float64(n)
-	f["b6.rate"] = float64(n) / cs.ingest.wall.Seconds()
-	f["b6.compact.cpu"] = cs.compact.cpu.Seconds()
-	f["b6.compactions"] = float64(cs.compactions)
-	if cs.compactions > 0 {
-		f["b6.compact.peak"] = float64(cs.peakOver)
-		f["b6.compact.peakabs"] = float64(cs.peakAbs) - float64(base)
+	written := n // samples the store holds
+	if late != nil {
+		if n != late.want.samples {
+			return nil, blocksRun{}, fmt.Errorf("bench: %s appended %d samples, the schedule has %d", phase, n, late.want.samples)
+		}
+		written = lateFigures(f, b6, cfg, phase, late, cs, log)
 	}
-	f["b6.heap"] = (float64(liveHeap()) - float64(base)) / float64(len(c.series))
+	f[b6+"cpu"] = float64(cs.ingest.cpu.Nanoseconds()) / float64(n)
+	f[b6+"rate"] = float64(n) / cs.ingest.wall.Seconds()
+	f[b6+"compact.cpu"] = cs.compact.cpu.Seconds()
+	f[b6+"compactions"] = float64(cs.compactions)
+	if cs.compactions > 0 {
+		f[b6+"compact.peak"] = float64(cs.peakOver)
+		f[b6+"compact.peakabs"] = float64(cs.peakAbs) - float64(base)
+	}
+	f[b6+"heap"] = (float64(liveHeap()) - float64(base)) / float64(len(c.series))
 	bytes, samples, err := diskPerSample(s)
 	if err != nil {
 		return nil, blocksRun{}, err
 	}
 	if samples > 0 {
-		f["b6.disk.bytes"] = float64(bytes) / float64(samples)
+		f[b6+"disk.bytes"] = float64(bytes) / float64(samples)
 	}
-	f["b6.disk.samples"] = float64(samples)
+	f[b6+"disk.samples"] = float64(samples)
 	all, err := dirBytes(dir)
 	if err != nil {
 		return nil, blocksRun{}, err
 	}
-	f["b6.dir.bytes"] = float64(all) / float64(n)
+	f[b6+"dir.bytes"] = float64(all) / float64(n)
 
 	mint, maxt := baseTime, maxTime(p.blocksRounds, c.targets())
 	st, err := readPhase(s, qs, p.blocksReadReps, mint, maxt)
 	if err != nil {
-		return nil, blocksRun{}, fmt.Errorf("bench: blocks6h: whole range: %w", err)
+		return nil, blocksRun{}, fmt.Errorf("bench: %s: whole range: %w", phase, err)
 	}
-	f["b6.read.all"] = float64(st.samples) / st.wall.Seconds()
+	f[b6+"read.all"] = float64(st.samples) / st.wall.Seconds()
+	f[b6+"read.all.samples"] = float64(st.samples)
 	st, err = readPhase(s, qs, p.blocksReadReps, maxt-newestHour+1, maxt)
 	if err != nil {
-		return nil, blocksRun{}, fmt.Errorf("bench: blocks6h: newest hour: %w", err)
+		return nil, blocksRun{}, fmt.Errorf("bench: %s: newest hour: %w", phase, err)
 	}
-	f["b6.read.hour"] = float64(st.samples) / st.wall.Seconds()
+	f[b6+"read.hour"] = float64(st.samples) / st.wall.Seconds()
+	f[b6+"read.hour.samples"] = float64(st.samples)
 
+	var want *digest
+	if late != nil {
+		d := late.want.minus(cs.late.lost)
+		want = &d
+		got, err := readDigest(s, mint, maxt)
+		if err != nil {
+			return nil, blocksRun{}, fmt.Errorf("bench: %s: read back: %w", phase, err)
+		}
+		if err := checkDigest(cfg, phase, got, d); err != nil {
+			return nil, blocksRun{}, err
+		}
+	}
 	if restart {
-		if err := restartPhase(f, cfg, c, p, s, scfg, n, mint, maxt); err != nil {
+		if err := restartPhase(f, rs, cfg, c, p, s, scfg, written, want, mint, maxt); err != nil {
 			return nil, blocksRun{}, err
 		}
 	}
@@ -119,8 +149,13 @@ func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool)
 
 // restartPhase runs the restart phase on s, the open store of the
 // blocks6h phase (configuration scfg, written samples n over [mint,
-// maxt]), and adds its figures to f. s is closed when it returns.
-func restartPhase(f figures, cfg config, c *corpus, p params, s store, scfg storeConfig, written int, mint, maxt int64) error {
+// maxt]), and adds its figures to f, their names prefixed with fig
+// ("restart." or "restartlate."). With want (the late variant), what
+// each Open reads back is checked against it sample by sample (see
+// latecheck.go) rather than counted: a clean restart must read back
+// exactly want, and after a crash any sample not lost must be as written.
+// s is closed when it returns.
+func restartPhase(f figures, fig string, cfg config, c *corpus, p params, s store, scfg storeConfig, written int, want *digest, mint, maxt int64) error {
 	crash, err := os.MkdirTemp(p.tmp, "crash-"+cfg.kind.String()+"-")
 	if err != nil {
 		return err
@@ -131,42 +166,57 @@ func restartPhase(f figures, cfg config, c *corpus, p params, s store, scfg stor
 	}
 	m := startMeter()
 	err = s.close()
-	f["restart.close.wall"] = m.stop().wall.Seconds()
+	f[fig+"close.wall"] = m.stop().wall.Seconds()
 	if err != nil {
 		return fmt.Errorf("bench: restart: close: %w", err)
 	}
 
-	open := func(dir, prefix string) (int, error) {
+	open := func(dir, prefix string) (digest, error) {
 		sc := scfg
 		sc.dir = dir
 		sc.measureOpen = true
 		s, err := openStore(cfg.kind, sc)
 		if err != nil {
-			return 0, err
+			return digest{}, err
 		}
 		defer s.close()
 		o := s.opened()
-		f[prefix+".wall"] = o.wall.Seconds()
-		f[prefix+".cpu"] = o.cpu.Seconds()
-		f[prefix+".heap"] = float64(o.heap) / float64(len(c.series))
-		_, got, err := s.query(countQuery, mint, maxt)
+		f[prefix+"wall"] = o.wall.Seconds()
+		f[prefix+"cpu"] = o.cpu.Seconds()
+		f[prefix+"heap"] = float64(o.heap) / float64(len(c.series))
+		var got digest
+		if want != nil {
+			got, err = readDigest(s, mint, maxt)
+		} else {
+			_, got.samples, err = s.query(countQuery, mint, maxt)
+		}
 		if err != nil {
-			return 0, fmt.Errorf("bench: restart: count: %w", err)
+			return digest{}, fmt.Errorf("bench: restart: count: %w", err)
 		}
 		return got, s.close()
 	}
-	got, err := open(scfg.dir, "restart.open")
+	got, err := open(scfg.dir, fig+"open.")
 	if err != nil {
 		return err
 	}
-	if got != written {
-		return fmt.Errorf("bench: restart: %s read %d samples after a clean restart, %d were written", cfg, got, written)
+	if want != nil {
+		if err := checkDigest(cfg, "clean restart", got, *want); err != nil {
+			return err
+		}
+	} else if got.samples != written {
+		return fmt.Errorf("bench: restart: %s read %d samples after a clean restart, %d were written", cfg, got.samples, written)
 	}
-	got, err = open(crash, "restart.crash")
+	got, err = open(crash, fig+"crash.")
 	if err != nil {
 		return fmt.Errorf("bench: restart after a crash: %w", err)
 	}
-	f["restart.crash.lost"] = float64(written - got)
+	f[fig+"crash.lost"] = float64(written - got.samples)
+	if want != nil && got.samples >= want.samples {
+		// Nothing lost: then every sample must be as written.
+		if err := checkDigest(cfg, "restart after a crash", got, *want); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -24,9 +24,21 @@ var lateCheckQuery = &query{name: "everything (late check)", matchers: []matcher
 
 // lateIngest is what ingestLate counted.
 type lateIngest struct {
-	appended int   // samples appended, on time and late, rejected or not
-	rejected int   // late samples the store rejected
-	firstErr error // the first rejection, for the log
+	appended int    // samples appended, on time and late, rejected or not
+	rejected int    // late samples the store rejected
+	lost     digest // the rejected samples (see latecheck.go)
+	firstErr error  // the first rejection, for the log
+}
+
+// addUp adds the counts of li to l; l's firstErr stays if it has one.
+func (l *lateIngest) addUp(li lateIngest) {
+	l.appended += li.appended
+	l.rejected += li.rejected
+	l.lost.samples += li.lost.samples
+	l.lost.sum += li.lost.sum
+	if l.firstErr == nil {
+		l.firstErr = li.firstErr
+	}
 }
 
 // ingestLate writes rounds [from, to) of the late workload of schedule ls
@@ -40,6 +52,7 @@ func ingestLate(s store, c *corpus, ls *lateSchedule, refs []uint64, from, to in
 	var rejected atomic.Int64
 	var mu sync.Mutex
 	var firstErr error // guarded by mu
+	var lost digest    // guarded by mu
 	n, err := scrapeRounds(c.targets(), from, to, func(k, r int) (int, error) {
 		lo, hi := c.target(k)
 		app := s.appender()
@@ -64,13 +77,15 @@ func ingestLate(s store, c *corpus, ls *lateSchedule, refs []uint64, from, to in
 		for _, d := range ls.dueIn(r, lo, hi) {
 			i, r0 := int(d.series), int(d.round)
 			n++
-			ref, err := app.append(refs[i], i, scrapeTime(k, r0), c.value(i, r0))
+			t, v := scrapeTime(k, r0), c.value(i, r0)
+			ref, err := app.append(refs[i], i, t, v)
 			if err != nil {
+				mu.Lock()
 				if rejected.Add(1) == 1 {
-					mu.Lock()
 					firstErr = fmt.Errorf("series %d round %d appended in round %d: %w", i, r0, r, err)
-					mu.Unlock()
 				}
+				lost.add(i, t, v)
+				mu.Unlock()
 				continue
 			}
 			refs[i] = ref
@@ -85,7 +100,7 @@ func ingestLate(s store, c *corpus, ls *lateSchedule, refs []uint64, from, to in
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	return lateIngest{appended: n, rejected: int(rejected.Load()), firstErr: firstErr}, err
+	return lateIngest{appended: n, rejected: int(rejected.Load()), lost: lost, firstErr: firstErr}, err
 }
 
 // runLate runs the late phase on a fresh store of configuration cfg and

@@ -87,13 +87,21 @@ func memAvailable() uint64 {
 var errLowMemory = fmt.Errorf("bench: scale: less than %d MiB of memory available", minFreeMemory>>20)
 
 // runScale runs the scale phase on a fresh store of configuration cfg
-// over sc (from scaleCorpus) with queries qs (queries(sc)). A store that
-// fails or a machine short of memory ends it early: the figures then
-// hold scale.rounds (the rounds written), scale.stopped (1) and whatever
-// was measured, and log gets the reason; the error return is for failures
-// of the benchmark itself.
-func runScale(cfg config, sc *corpus, qs []*query, p params, log func(string)) (figures, error) {
+// over sc (from scaleCorpus) with queries qs (queries(sc)); with late
+// (not nil, built for sc and p.scaleRounds), its late variant,
+// scale-late (see phases_blocks_late.go), whose figures are prefixed
+// scalelate. instead of scale.. A store that fails or a machine short of
+// memory ends it early: the figures then hold scale.rounds (the rounds
+// of the scrape written), scale.stopped (1) and whatever was measured,
+// and log gets the reason; the error return is for failures of the
+// benchmark itself.
+func runScale(cfg config, sc *corpus, qs []*query, p params, late *lateRun, log func(string)) (figures, error) {
 	f := figures{}
+	phase, fig := "scale", "scale."
+	var ls *lateSchedule
+	if late != nil {
+		phase, fig, ls = "scale-late", "scalelate.", late.ls
+	}
 	dir, err := os.MkdirTemp(p.tmp, "scale-"+cfg.kind.String()+"-")
 	if err != nil {
 		return nil, err
@@ -107,7 +115,11 @@ func runScale(cfg config, sc *corpus, qs []*query, p params, log func(string)) (
 	}
 	base := liveHeap()
 	br := scaleBlockRange(p.scaleRounds)
-	s, err := openStore(cfg.kind, storeConfig{dir: dir, isolation: cfg.isolation, series: sc.series, blockRange: br})
+	scfg := storeConfig{dir: dir, isolation: cfg.isolation, series: sc.series, blockRange: br}
+	if late != nil {
+		scfg.lateWindow = lateWindow
+	}
+	s, err := openStore(cfg.kind, scfg)
 	if err != nil {
 		return nil, err
 	}
@@ -119,36 +131,50 @@ func runScale(cfg config, sc *corpus, qs []*query, p params, log func(string)) (
 		}
 		return nil
 	}
-	cs, err := ingestCutting(s, sc, refs, p.scaleRounds, br, guard)
-	f["scale.rounds"] = float64(cs.rounds)
+	cs, err := ingestCutting(s, sc, refs, p.scaleRounds, br, ls, guard)
+	f[fig+"rounds"] = float64(min(cs.rounds, p.scaleRounds))
 	if cs.samples > 0 {
-		f["scale.cpu"] = float64(cs.ingest.cpu.Nanoseconds()) / float64(cs.samples)
-		f["scale.rate"] = float64(cs.samples) / cs.ingest.wall.Seconds()
+		f[fig+"cpu"] = float64(cs.ingest.cpu.Nanoseconds()) / float64(cs.samples)
+		f[fig+"rate"] = float64(cs.samples) / cs.ingest.wall.Seconds()
 	}
-	f["scale.compactions"] = float64(cs.compactions)
+	if late != nil {
+		lateFigures(f, fig, cfg, phase, late, cs, log)
+	}
+	f[fig+"compactions"] = float64(cs.compactions)
 	if cs.compactions > 0 {
-		f["scale.compact.peak"] = float64(cs.peakOver)
+		f[fig+"compact.peak"] = float64(cs.peakOver)
 	}
 	if r1 := readRSS(); r1.ok && r0.ok {
-		f["scale.rss"] = (float64(r1.now) - float64(r0.now)) / float64(len(sc.series))
-		f["scale.rss.peak"] = (float64(r1.peak) - float64(r0.now)) / float64(len(sc.series))
+		f[fig+"rss"] = (float64(r1.now) - float64(r0.now)) / float64(len(sc.series))
+		f[fig+"rss.peak"] = (float64(r1.peak) - float64(r0.now)) / float64(len(sc.series))
 	}
-	f["scale.heap"] = (float64(liveHeap()) - float64(base)) / float64(len(sc.series))
+	f[fig+"heap"] = (float64(liveHeap()) - float64(base)) / float64(len(sc.series))
 	if err != nil {
-		f["scale.stopped"] = 1
-		log(fmt.Sprintf("%s: scale phase stopped after %d of %d rounds: %v", cfg, cs.rounds, p.scaleRounds, err))
+		f[fig+"stopped"] = 1
+		log(fmt.Sprintf("%s: %s phase stopped after %d of %d rounds: %v", cfg, phase, cs.rounds, p.scaleRounds, err))
 		return f, nil
 	}
 
-	st, err := readPhase(s, qs, p.scaleReadReps, baseTime, maxTime(p.scaleRounds, sc.targets()))
+	mint, maxt := baseTime, maxTime(p.scaleRounds, sc.targets())
+	st, err := readPhase(s, qs, p.scaleReadReps, mint, maxt)
 	if err != nil {
-		f["scale.stopped"] = 1
-		log(fmt.Sprintf("%s: scale phase: reads failed: %v", cfg, err))
+		f[fig+"stopped"] = 1
+		log(fmt.Sprintf("%s: %s phase: reads failed: %v", cfg, phase, err))
 		return f, nil
 	}
-	f["scale.read"] = float64(st.samples) / st.wall.Seconds()
+	f[fig+"read"] = float64(st.samples) / st.wall.Seconds()
 	for _, q := range qs {
-		f["scale.p50."+q.name] = float64(percentile(st.latencies[q.name], 0.5).Nanoseconds())
+		f[fig+"p50."+q.name] = float64(percentile(st.latencies[q.name], 0.5).Nanoseconds())
+	}
+	if late != nil {
+		f[fig+"read.samples"] = float64(st.samples)
+		got, err := readDigest(s, mint, maxt)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s: read back: %w", phase, err)
+		}
+		if err := checkDigest(cfg, phase, got, late.want.minus(cs.late.lost)); err != nil {
+			return nil, err
+		}
 	}
 	return f, s.close()
 }

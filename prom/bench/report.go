@@ -136,8 +136,17 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 	if has("restart.open.wall") {
 		more = append(more, restartSection())
 	}
+	if has("b6late.cpu") {
+		more = append(more, blocksLateSection())
+	}
+	if has("restartlate.open.wall") {
+		more = append(more, restartLateSection())
+	}
 	if has("scale.rounds") {
 		more = append(more, scaleSection(iso, prom))
+	}
+	if has("scalelate.rounds") {
+		more = append(more, scaleLateSection(iso, prom))
 	}
 	for _, sec := range more {
 		fmt.Fprintf(w, "%s\n", sec.name)
@@ -315,8 +324,12 @@ func header(w io.Writer, c *corpus, p params, runs int, promVersion string) {
 	if sel.blocks() {
 		fmt.Fprintf(w, "blocks6h: %d rounds in 2h blocks cut as they go%s,\n", p.blocksRounds, map[bool]string{true: ", then restart", false: ""}[sel["restart"]])
 	}
-	if sel["scale"] {
-		fmt.Fprintf(w, "scale: %d series (the corpus replicated), %d rounds in blocks of %s,\n", p.scaleSeries, p.scaleRounds, shortDuration(time.Duration(scaleBlockRange(p.scaleRounds))*time.Millisecond))
+	if p.lateFrac > 0 && sel.blocksLate() {
+		fmt.Fprintf(w, "blocks6h-late: %d rounds in 2h blocks cut as they go, %.0f%% of the samples 1–10 min late, out-of-order window 30 min%s,\n", p.blocksRounds, 100*p.lateFrac, map[bool]string{true: ", then restart-late", false: ""}[sel["restart-late"]])
+	}
+	if sel["scale"] || sel["scale-late"] {
+		fmt.Fprintf(w, "scale: %d series (the corpus replicated), %d rounds in blocks of %s%s,\n", p.scaleSeries, p.scaleRounds, shortDuration(time.Duration(scaleBlockRange(p.scaleRounds))*time.Millisecond),
+			map[bool]string{true: fmt.Sprintf("; scale-late with %.0f%% of the samples 1–10 min late", 100*p.lateFrac), false: ""}[p.lateFrac > 0 && sel["scale-late"]])
 	}
 	if sel["promql"] {
 		fmt.Fprintf(w, "promql: Prometheus's engine over the blocks6h data, %d executions per query and store,\n", p.promqlReps)

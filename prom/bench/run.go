@@ -248,8 +248,11 @@ func runStress(cfg config, c *corpus, p params) (figures, error) {
 
 // runAll runs every configuration p.runs times, alternating the order of
 // the stores, and returns all figures by configuration. The phases are
-// those of p.phases (nil: all); configurations with isolation off run
-// only the scrape and histogram phases, and are skipped without them.
+// those of p.phases (nil: all, the late variants left out);
+// configurations with isolation off run only the scrape and histogram
+// phases, and are skipped without them. After each run, the late
+// variants' read counts of the two stores are compared
+// (checkEqualReads).
 func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]figures, error) {
 	sel := p.phases
 	if sel == nil {
@@ -266,9 +269,19 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 	}
 	var sc *corpus
 	var sqs []*query
-	if sel["scale"] {
+	if sel["scale"] || sel["scale-late"] {
 		sc = scaleCorpus(c, p.scaleSeries)
 		sqs = queries(sc)
+	}
+	// The late variants' workloads, built before any run (their
+	// schedules stay in the heap through every phase, as the late
+	// phase's does).
+	var blocksLate, scaleLate *lateRun
+	if p.lateFrac > 0 && sel.blocksLate() {
+		blocksLate = newLateRun(c, p.blocksRounds, p.lateFrac)
+	}
+	if p.lateFrac > 0 && sel["scale-late"] {
+		scaleLate = newLateRun(sc, p.scaleRounds, p.lateFrac)
 	}
 	var kept [2]blocksRun // the last blocks6h run's data of each store, for the PromQL phase
 	defer func() {
@@ -327,7 +340,7 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 			}
 			if cfg.isolation && sel.blocks() {
 				t := time.Now()
-				bf, br, err := runBlocks(cfg, c, qs, p, sel["restart"], sel["promql"] && r == runs-1)
+				bf, br, err := runBlocks(cfg, c, qs, p, sel["restart"], sel["promql"] && r == runs-1, nil, progress)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
 				}
@@ -335,17 +348,38 @@ func runAll(c *corpus, p params, runs int, progress func(string)) (map[config][]
 				f["b6.seconds"] = time.Since(t).Seconds()
 				kept[cfg.kind] = br
 			}
-			if cfg.isolation && sc != nil {
+			if cfg.isolation && blocksLate != nil {
 				t := time.Now()
-				xf, err := runScale(cfg, sc, sqs, p, progress)
+				bf, _, err := runBlocks(cfg, c, qs, p, sel["restart-late"], false, blocksLate, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: %w", cfg, r+1, err)
+				}
+				merge(bf)
+				f["b6late.seconds"] = time.Since(t).Seconds()
+			}
+			if cfg.isolation && sc != nil && sel["scale"] {
+				t := time.Now()
+				xf, err := runScale(cfg, sc, sqs, p, nil, progress)
 				if err != nil {
 					return nil, fmt.Errorf("%s run %d: scale: %w", cfg, r+1, err)
 				}
 				merge(xf)
 				f["scale.seconds"] = time.Since(t).Seconds()
 			}
+			if cfg.isolation && scaleLate != nil {
+				t := time.Now()
+				xf, err := runScale(cfg, sc, sqs, p, scaleLate, progress)
+				if err != nil {
+					return nil, fmt.Errorf("%s run %d: scale-late: %w", cfg, r+1, err)
+				}
+				merge(xf)
+				f["scalelate.seconds"] = time.Since(t).Seconds()
+			}
 			out[cfg] = append(out[cfg], f)
 			progress(fmt.Sprintf("run %d/%d %-28s %5.1fs  %s", r+1, runs, cfg, time.Since(start).Seconds(), summary(f)))
+		}
+		if err := checkEqualReads(out, r); err != nil {
+			return nil, err
 		}
 		for j := range 2 {
 			k := storeKind((j + r) % 2)
@@ -427,8 +461,16 @@ func summary(f figures) string {
 	add("b6.seconds", "(%.0fs)")
 	add("restart.open.wall", "restart open %.2fs")
 	add("restart.crash.wall", "after crash %.2fs")
+	add("b6late.cpu", "blocks6h-late %.0f ns/sample")
+	add("b6late.rejected", "(%.0f late rejected)")
+	add("b6late.seconds", "(%.0fs)")
+	add("restartlate.open.wall", "restart-late open %.2fs")
+	add("restartlate.crash.wall", "after crash %.2fs")
 	add("scale.cpu", "scale %.0f ns/sample")
 	add("scale.heap", "%.0f B/series")
 	add("scale.seconds", "(%.0fs)")
+	add("scalelate.cpu", "scale-late %.0f ns/sample")
+	add("scalelate.rejected", "(%.0f late rejected)")
+	add("scalelate.seconds", "(%.0fs)")
 	return strings.Join(parts, ", ")
 }

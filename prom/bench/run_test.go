@@ -62,18 +62,20 @@ func TestSmallRun(t *testing.T) {
 }
 
 // TestSmallRunNewPhases runs the blocks6h, restart, scale and PromQL
-// phases on a tiny workload (100 series over 6 h, 1,200 replicated series
-// over 15 min) and checks that every figure is there, that the stores cut
-// the blocks the workload calls for and measured their compactions, and
-// that the table has the phases' rows and targets.
+// phases and their late variants on a tiny workload (100 series over 6 h,
+// 1,200 replicated series over 15 min, 10% of the samples late) and
+// checks that every figure is there, that the stores cut the blocks the
+// workload calls for and measured their compactions, that they took every
+// late sample (each store's reads were checked against the workload by
+// runAll) and that the table has the phases' rows and targets.
 func TestSmallRunNewPhases(t *testing.T) {
 	c, err := loadCorpus("../../testdata/20kseries.json", 100)
 	require.NoError(t, err)
-	ps, err := parsePhases("blocks6h,restart,scale,promql")
+	ps, err := parsePhases("blocks6h,restart,scale,promql,blocks6h-late,restart-late,scale-late")
 	require.NoError(t, err)
 	p := params{
 		blocksRounds: 1440, blocksReadReps: 1, scaleSeries: 1200, scaleRounds: 60, scaleReadReps: 1, promqlReps: 1,
-		tmp: t.TempDir(), phases: ps,
+		lateFrac: 0.1, tmp: t.TempDir(), phases: ps,
 	}
 	res, err := runAll(c, p, 1, func(s string) { t.Log(s) })
 	require.NoError(t, err)
@@ -104,14 +106,48 @@ func TestSmallRunNewPhases(t *testing.T) {
 			}
 		}
 		require.Equal(t, nq, n, "%s: a latency per PromQL query", cfg)
+
+		for _, name := range []string{
+			"b6late.cpu", "b6late.rate", "b6late.compact.cpu", "b6late.compact.peak", "b6late.heap", "b6late.read.all", "b6late.read.hour", "b6late.disk.bytes", "b6late.seconds",
+			"restartlate.open.wall", "restartlate.open.cpu", "restartlate.crash.wall",
+			"scalelate.cpu", "scalelate.heap", "scalelate.compact.peak", "scalelate.read", "scalelate.seconds",
+		} {
+			require.Positive(t, f[name], "%s %s", cfg, name)
+		}
+		require.Equal(t, 2.0, f["b6late.compactions"], "%s: late samples move no trigger", cfg)
+		require.Equal(t, float64(newLateSchedule(100, 1440, 0.1).late), f["b6late.late"], "%s", cfg)
+		require.Zero(t, f["b6late.rejected"], "%s rejected late samples", cfg)
+		require.Zero(t, f["restartlate.crash.lost"], "%s: both stores write the WAL and WBL at commit", cfg)
+		require.Equal(t, 60.0, f["scalelate.rounds"], "%s", cfg)
+		require.NotContains(t, f, "scalelate.stopped", "%s", cfg)
+		require.Equal(t, 2.0, f["scalelate.compactions"], "%s", cfg)
+		require.Zero(t, f["scalelate.rejected"], "%s rejected late samples", cfg)
+		require.Positive(t, f["scalelate.read.samples"], "%s", cfg)
 	}
 	var out bytes.Buffer
 	report(&out, res, queries(c))
-	for _, want := range []string{"read samples/s, newest hour", "peak heap in a compaction over live before", "clean restart: Open wall", "after kill -9 (a copy): Open wall", "RSS growth per series", "geometric mean of the ratios", "worst ratio: "} {
+	for _, want := range []string{"read samples/s, newest hour", "peak heap in a compaction over live before", "clean restart: Open wall", "after kill -9 (a copy): Open wall", "RSS growth per series", "geometric mean of the ratios", "worst ratio: ",
+		"6 h of scrapes with late samples", "restart after the 6 h run with late samples", "scale with late samples", "late samples rejected", "after kill -9: samples lost"} {
 		require.Contains(t, out.String(), want)
 	}
 	require.NotContains(t, out.String(), "NaN")
 	require.NotContains(t, out.String(), "isolation cost", "the scrape phase was not selected")
+}
+
+// TestParsePhases checks that the late variants are not in the default
+// set and that "all" combines with them.
+func TestParsePhases(t *testing.T) {
+	all, err := parsePhases("")
+	require.NoError(t, err)
+	require.Len(t, all, len(phaseNames))
+	require.False(t, all.late())
+	ps, err := parsePhases("all, restart-late")
+	require.NoError(t, err)
+	require.Len(t, ps, len(phaseNames)+1)
+	require.True(t, ps.blocksLate())
+	require.False(t, ps["blocks6h-late"], "restart-late runs the blocks6h-late ingest without reporting it as its own phase")
+	_, err = parsePhases("blocks6h,late-blocks6h")
+	require.ErrorContains(t, err, "late-blocks6h")
 }
 
 // TestCompactionRounds checks the rounds in which the head becomes

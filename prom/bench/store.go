@@ -20,6 +20,11 @@ type store interface {
 	// which must be integer histograms, into one reused histogram and
 	// returns the number of series and samples read.
 	queryHistograms(q *query, mint, maxt int64) (series, samples int, err error)
+	// scan runs q over [mint, maxt] and calls fn with every float sample
+	// and the index of its series among storeConfig.series; a series
+	// that is not among them, or a sample of another type, is an error.
+	// It is for checks, outside every measurement.
+	scan(q *query, mint, maxt int64, fn func(i int, t int64, v float64)) error
 	// startQuery opens a querier over [mint, maxt] and closes it.
 	startQuery(mint, maxt int64) error
 	// labelValues returns the values of the label name over [mint, maxt],

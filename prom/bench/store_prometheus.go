@@ -24,6 +24,7 @@ type promStore struct {
 	it    chunkenc.Iterator
 	sink  float64
 	open  openStats
+	index map[string]int // series index by lsets[i].String(), built by the first scan
 }
 
 func openPrometheus(cfg storeConfig) (*promStore, error) {
@@ -144,6 +145,41 @@ func (s *promStore) queryHistograms(q *query, mint, maxt int64) (series, samples
 	}
 	s.sink += float64(sum)
 	return series, samples, ss.Err()
+}
+
+func (s *promStore) scan(q *query, mint, maxt int64, fn func(i int, t int64, v float64)) error {
+	if s.index == nil {
+		s.index = make(map[string]int, len(s.lsets))
+		for i, ls := range s.lsets {
+			s.index[ls.String()] = i
+		}
+	}
+	qr, err := s.db.Querier(mint, maxt)
+	if err != nil {
+		return err
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), false, nil, s.matchers(q)...)
+	for ss.Next() {
+		ls := ss.At().Labels()
+		i, ok := s.index[ls.String()]
+		if !ok {
+			return fmt.Errorf("bench: scan: series %s was never written", ls)
+		}
+		s.it = ss.At().Iterator(s.it)
+		var vt chunkenc.ValueType
+		for vt = s.it.Next(); vt == chunkenc.ValFloat; vt = s.it.Next() {
+			t, v := s.it.At()
+			fn(i, t, v)
+		}
+		if err := s.it.Err(); err != nil {
+			return err
+		}
+		if vt != chunkenc.ValNone {
+			return fmt.Errorf("bench: scan: %s: a sample of type %v among floats", ls, vt)
+		}
+	}
+	return ss.Err()
 }
 
 func (s *promStore) startQuery(mint, maxt int64) error {
