@@ -8,6 +8,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/internal/headchunks"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 )
 
@@ -279,7 +280,7 @@ func (s *memSeries) inChunkLocked(i int, t int64) bool {
 	if i < n-2 || !s.hasLateLocked() {
 		return true
 	}
-	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
+	c, ok := headchunks.Unwrap(s.chunks[i].chunk).(*chunks.XORChunk)
 	if !ok {
 		return true
 	}
@@ -303,9 +304,9 @@ func (s *memSeries) timesLocked(c *chunks.XORChunk) *chunks.XORTimes {
 	// one: chunks only ever move out of the newest two.
 	var other *chunks.XORChunk
 	if n := len(s.chunks); n >= 2 {
-		other, _ = s.chunks[n-1].chunk.(*chunks.XORChunk)
+		other, _ = headchunks.Unwrap(s.chunks[n-1].chunk).(*chunks.XORChunk)
 		if other == c {
-			other, _ = s.chunks[n-2].chunk.(*chunks.XORChunk)
+			other, _ = headchunks.Unwrap(s.chunks[n-2].chunk).(*chunks.XORChunk)
 		}
 	}
 	if other != nil && ts[0].Chunk() == other {

@@ -79,12 +79,17 @@ func TestHeadChunksMapped(t *testing.T) {
 			require.Zero(t, heap, "closed chunks left in the heap after Compact")
 		}
 	}
-	// Late samples inside the ranges of chunks mapped already.
+	// Late samples inside the ranges of chunks mapped already, the
+	// newest two included (whose sample times late appends index).
+	require.NoError(t, db.Compact(ctx))
 	rng := rand.New(rand.NewPCG(1, 2))
 	app := db.Appender(ctx)
-	for j := 0; j < 200; j++ {
+	for j := 0; j < 400; j++ {
 		i := rng.IntN(series)
 		ts := int64(rng.IntN(n/2))*15000 + 7
+		if j%2 == 1 {
+			ts = int64(n-250+rng.IntN(250))*15000 + 7
+		}
 		l := lsets[i]
 		if slices.ContainsFunc(want[l.String()], func(s sample) bool { return s.T == ts }) {
 			continue
@@ -109,6 +114,22 @@ func TestHeadChunksMapped(t *testing.T) {
 	require.GreaterOrEqual(t, mapped, series*(n/120-1))
 	require.Equal(t, want, allSamples(t, db))
 	require.Positive(t, countLate(want))
+
+	// Late appends meet the mapped chunks: a sample already there is a
+	// duplicate (another value) or nothing (the same one).
+	l := lsets[3]
+	for _, k := range []int{5, n - 130, n - 5} { // an old chunk, the newest mapped one, the open one
+		ts := int64(k)*15000 + 2
+		app := db.Appender(ctx)
+		_, err := app.Append(0, l, ts, -1)
+		require.ErrorIs(t, err, ErrDuplicateSampleForTimestamp, "sample %d", k)
+		require.NoError(t, app.Rollback())
+		app = db.Appender(ctx)
+		_, err = app.Append(0, l, ts, float64(k*series+3))
+		require.NoError(t, err, "sample %d again", k)
+		require.NoError(t, app.Commit())
+	}
+	require.Equal(t, want, allSamples(t, db))
 }
 
 // countLate counts the samples with negative values (the late ones).

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/internal/record"
@@ -721,6 +722,7 @@ func newReplayer(h *head, m *walMetrics) *replayer {
 func (rp *replayer) work(ch <-chan []walSample) {
 	defer rp.wg.Done()
 	h := rp.h
+	var lateIt chunks.Iterator // scratch of the duplicate checks of late samples
 	for batch := range ch {
 		var applied, unknown, dropped, lateAdded, inMapped int64
 		mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
@@ -777,7 +779,7 @@ func (rp *replayer) work(ch <-chan []walSample) {
 					p.st, p.h, p.fh = x.st, x.h, x.fh
 				}
 				var added bool
-				reason, added = s.appendLateLocked(h, &p, 0, 0, true, nil)
+				reason, added = s.appendLateLocked(h, &p, 0, 0, true, &lateIt)
 				if added {
 					lateAdded++
 				}

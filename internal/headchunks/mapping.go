@@ -51,3 +51,13 @@ func IsMapped(c chunks.Chunk) bool {
 	_, ok := c.(*mappedChunk)
 	return ok
 }
+
+// Unwrap returns the chunk a mapped chunk reads through (an *XORChunk, a
+// histogram chunk, ...), and any other chunk as it is. The inner chunk does
+// not keep the mapping alive: use it only while c is reachable.
+func Unwrap(c chunks.Chunk) chunks.Chunk {
+	if m, ok := c.(*mappedChunk); ok {
+		return m.Chunk
+	}
+	return c
+}

@@ -149,6 +149,11 @@ func runScale(cfg config, sc *corpus, qs []*query, p params, late *lateRun, log 
 		f[fig+"rss.peak"] = (float64(r1.peak) - float64(r0.now)) / float64(len(sc.series))
 	}
 	f[fig+"heap"] = (float64(liveHeap()) - float64(base)) / float64(len(sc.series))
+	if p.heapProfile != "" {
+		if err := writeHeapProfile(p.heapProfile + "." + phase); err != nil {
+			return nil, err
+		}
+	}
 	if err != nil {
 		f[fig+"stopped"] = 1
 		log(fmt.Sprintf("%s: %s phase stopped after %d of %d rounds: %v", cfg, phase, cs.rounds, p.scaleRounds, err))
