@@ -65,14 +65,38 @@ const headChunksDir = "chunks_head"
 const mapBatch = 8192
 
 // mappedReplay holds, for the WAL replay, the mapped chunks loaded at
-// Open by series ref: slots index ref-base.
+// Open by series ref: in a slice indexed by ref-base where the refs are
+// dense enough, else in a map. Each replay worker touches only the slots
+// of its own series.
 type mappedReplay struct {
 	base   uint64
-	chunks [][]memChunk
-	// last is the end of a series' last mapped chunk and seen the time of
-	// its newest WAL sample replayed so far (math.MinInt64: none). Each
-	// replay worker touches only the slots of its own series.
-	last, seen []int64
+	dense  []mappedSlot
+	sparse map[uint64]*mappedSlot
+}
+
+// mappedSlot is one series' part of mappedReplay.
+type mappedSlot struct {
+	chunks []memChunk // given to the series when the replay creates it
+	// last is the end of the series' last mapped chunk and seen the time
+	// of its newest WAL sample replayed so far (math.MinInt64: none).
+	last, seen int64
+}
+
+// slot returns the slot of ref, nil if it has no mapped chunks.
+func (mr *mappedReplay) slot(ref SeriesRef) *mappedSlot {
+	switch {
+	case mr == nil:
+		return nil
+	case mr.sparse != nil:
+		return mr.sparse[uint64(ref)]
+	case uint64(ref) < mr.base || uint64(ref)-mr.base >= uint64(len(mr.dense)):
+		return nil
+	}
+	sl := &mr.dense[uint64(ref)-mr.base]
+	if sl.last == math.MinInt64 {
+		return nil
+	}
+	return sl
 }
 
 // loadHeadChunks opens the head chunk files of dir and returns their
@@ -122,24 +146,35 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 	if badSeries > 0 {
 		h.logger.Warn("tsdb: head chunk files hold chunks out of order; the WAL replays those series instead", "series", badSeries)
 	}
-	lo, hi := uint64(math.MaxUint64), uint64(0)
+	lo, hi, live := uint64(math.MaxUint64), uint64(0), 0
 	for ref, l := range bySeries {
 		if len(l.chunks) > 0 {
-			lo, hi = min(lo, ref), max(hi, ref)
+			lo, hi, live = min(lo, ref), max(hi, ref), live+1
 		}
 	}
-	if lo > hi {
+	if live == 0 {
 		return w, nil, nil
 	}
-	n := hi - lo + 1
-	mr := &mappedReplay{base: lo, chunks: make([][]memChunk, n), last: make([]int64, n), seen: make([]int64, n)}
-	for i := range mr.last {
-		mr.last[i], mr.seen[i] = math.MinInt64, math.MinInt64
+	mr := &mappedReplay{base: lo}
+	if n := hi - lo + 1; n <= 4*uint64(live)+1024 {
+		mr.dense = make([]mappedSlot, n)
+		for i := range mr.dense {
+			mr.dense[i] = mappedSlot{last: math.MinInt64, seen: math.MinInt64}
+		}
+	} else {
+		// Refs spread far apart (series churn): a slot for each would
+		// cost more than the map.
+		mr.sparse = make(map[uint64]*mappedSlot, live)
 	}
 	for ref, l := range bySeries {
-		if len(l.chunks) > 0 {
-			mr.chunks[ref-lo] = l.chunks
-			mr.last[ref-lo] = l.chunks[len(l.chunks)-1].maxTime
+		if len(l.chunks) == 0 {
+			continue
+		}
+		sl := mappedSlot{chunks: l.chunks, last: l.chunks[len(l.chunks)-1].maxTime, seen: math.MinInt64}
+		if mr.sparse != nil {
+			mr.sparse[ref] = &sl
+		} else {
+			mr.dense[ref-lo] = sl
 		}
 	}
 	return w, mr, nil
@@ -147,15 +182,12 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 
 // attach gives s, just created by the replay, its mapped chunks.
 func (mr *mappedReplay) attach(h *head, s *memSeries) {
-	if mr == nil || uint64(s.ref) < mr.base || uint64(s.ref)-mr.base >= uint64(len(mr.chunks)) {
+	sl := mr.slot(s.ref)
+	if sl == nil || len(sl.chunks) == 0 {
 		return
 	}
-	i := uint64(s.ref) - mr.base
-	cs := mr.chunks[i]
-	if len(cs) == 0 {
-		return
-	}
-	mr.chunks[i] = nil
+	cs := sl.chunks
+	sl.chunks = nil
 	s.mu.Lock()
 	s.chunks = cs
 	for _, c := range cs {
@@ -170,17 +202,14 @@ func (mr *mappedReplay) attach(h *head, s *memSeries) {
 // chunks hold (see the top of this file), recording t as seen. Called by
 // the replay worker of s only.
 func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
-	if mr == nil || uint64(s.ref) < mr.base || uint64(s.ref)-mr.base >= uint64(len(mr.last)) {
+	sl := mr.slot(s.ref)
+	if sl == nil || t > sl.last {
 		return false
 	}
-	i := uint64(s.ref) - mr.base
-	if t > mr.last[i] {
-		return false
-	}
-	if t <= mr.seen[i] {
+	if t <= sl.seen {
 		return false // late, or a lost race: the late path decides
 	}
-	mr.seen[i] = t
+	sl.seen = t
 	return true
 }
 

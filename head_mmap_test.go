@@ -2,6 +2,8 @@ package tsdb
 
 import (
 	"fmt"
+	"log/slog"
+	"math"
 	"math/rand/v2"
 	"path"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/headchunks"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/vfs"
@@ -238,4 +241,59 @@ func TestHeadChunksNeverAheadOfWAL(t *testing.T) {
 		require.True(t, present[k], "transaction %d, logged before the mapping, lost", k)
 	}
 	require.NoError(t, db.Close())
+}
+
+// TestMappedReplaySlots: the replay finds each series' mapped chunks
+// whether their refs are dense (a slice) or far apart (a map), and only
+// those.
+func TestMappedReplaySlots(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		refs   []uint64
+		sparse bool
+	}{
+		{"dense", []uint64{3, 4, 9, 500}, false},
+		{"sparse", []uint64{3, 5_000_000, 9_000_000}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			w, _, err := headchunks.Open(fsys, "data/"+headChunksDir, headchunks.Options{}, func(uint64, int64, int64, chunks.Chunk) error { return nil })
+			require.NoError(t, err)
+			for _, ref := range tc.refs {
+				for k := int64(0); k < 2; k++ {
+					c := chunks.NewXORChunk()
+					app, err := c.XORAppender()
+					require.NoError(t, err)
+					for j := int64(0); j < 10; j++ {
+						app.Append(k*1000+j, float64(j))
+					}
+					_, err = w.Add(ref, k*1000, k*1000+9, c)
+					require.NoError(t, err)
+				}
+			}
+			require.NoError(t, w.Close())
+			h := newHead(slog.New(slog.DiscardHandler), nil, headOptions{chunkRange: 7200_000, samplesPerChunk: 120, stripeSize: 16})
+			w, mr, err := loadHeadChunks(fsys, "data", math.MinInt64, h)
+			require.NoError(t, err)
+			defer w.Close()
+			require.Equal(t, tc.sparse, mr.sparse != nil)
+			require.Equal(t, tc.refs[len(tc.refs)-1], h.lastSeriesRef.Load())
+			for _, ref := range tc.refs {
+				s := newMemSeries(SeriesRef(ref), labels.FromStrings("r", fmt.Sprint(ref)))
+				mr.attach(h, s)
+				require.Len(t, s.chunks, 2, "ref %d", ref)
+				require.Equal(t, uint64(20), s.total)
+				require.True(t, mr.inMapped(s, 5))
+				require.True(t, mr.inMapped(s, 1009))
+				require.False(t, mr.inMapped(s, 1010), "after the last mapped chunk")
+				require.False(t, mr.inMapped(s, 7), "not after an earlier WAL sample: the late path decides")
+			}
+			for _, ref := range []uint64{1, 5, 4_999_999, 9_000_001} {
+				s := newMemSeries(SeriesRef(ref), labels.FromStrings("r", fmt.Sprint(ref)))
+				mr.attach(h, s)
+				require.Empty(t, s.chunks, "ref %d has no chunks", ref)
+				require.False(t, mr.inMapped(s, 5))
+			}
+		})
+	}
 }
