@@ -134,3 +134,16 @@ func (c *XORChunk) XORAppender() (*XORAppender, error) {
 		num:      it.read,
 	}, nil
 }
+
+// XORIterator returns an iterator over the XOR chunk whose bytes (2-byte
+// header included) are b, as (&XORChunk over b).Iterator(reuse) would,
+// without a chunk: for callers that keep XOR chunks as bytes of their own
+// (a memory-mapped file). b must not change while the iterator is used.
+func XORIterator(b []byte, reuse Iterator) Iterator {
+	it, ok := reuse.(*xorIterator)
+	if !ok {
+		it = new(xorIterator)
+	}
+	it.reset(b)
+	return it
+}

@@ -1,6 +1,7 @@
 package headchunks
 
 import (
+	"encoding/binary"
 	"runtime"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -45,16 +46,38 @@ type mappedChunk struct {
 // them into the heap.
 func (c *mappedChunk) Compact() {}
 
+// mappedXOR is a mapped XOR chunk: what mappedChunk is for the other
+// encodings, without the inner chunk object (32 bytes instead of 72; a
+// head keeps several per series).
+type mappedXOR struct {
+	b []byte // the chunk's bytes in the mapping, header included
+	m *mapping
+}
+
+func (c *mappedXOR) Bytes() []byte             { return c.b }
+func (c *mappedXOR) Encoding() chunks.Encoding { return chunks.EncXOR }
+func (c *mappedXOR) NumSamples() int           { return int(binary.BigEndian.Uint16(c.b)) }
+func (c *mappedXOR) Compact()                  {}
+
+// Iterator reads the mapping in place; it is valid while c is reachable.
+func (c *mappedXOR) Iterator(reuse chunks.Iterator) chunks.Iterator {
+	return chunks.XORIterator(c.b, reuse)
+}
+
 // IsMapped reports whether c reads a head chunk file's mapping (it was
 // returned by Writer.Chunk or given to Open's callback).
 func IsMapped(c chunks.Chunk) bool {
-	_, ok := c.(*mappedChunk)
-	return ok
+	switch c.(type) {
+	case *mappedChunk, *mappedXOR:
+		return true
+	}
+	return false
 }
 
-// Unwrap returns the chunk a mapped chunk reads through (an *XORChunk, a
-// histogram chunk, ...), and any other chunk as it is. The inner chunk does
-// not keep the mapping alive: use it only while c is reachable.
+// Unwrap returns the chunk a mapped chunk of an encoding other than XOR
+// reads through (a histogram chunk, ...), and any other chunk (a mapped
+// XOR chunk included: it has no inner chunk) as it is. The inner chunk
+// does not keep the mapping alive: use it only while c is reachable.
 func Unwrap(c chunks.Chunk) chunks.Chunk {
 	if m, ok := c.(*mappedChunk); ok {
 		return m.Chunk

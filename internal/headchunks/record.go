@@ -88,6 +88,11 @@ func (r *record) chunk(name string, off int, mp *mapping) (chunks.Chunk, *corrup
 	if err != nil {
 		return nil, corrupt.At(name, int64(off), err)
 	}
+	if r.encoding() == chunks.EncXOR {
+		// The common case, in one object of 32 bytes (FromData checked
+		// the header).
+		return &mappedXOR{b: r.data[:len(r.data):len(r.data)], m: mp}, nil
+	}
 	return &mappedChunk{Chunk: c, m: mp}, nil
 }
 

@@ -342,20 +342,33 @@ func TestMappedChunkOutlivesFile(t *testing.T) {
 	runtime.KeepAlive(held)
 }
 
-// TestMappedChunkSize reports the memory a mapped chunk costs: the
-// wrapper and the inner chunk object.
+// TestMappedChunkSize pins the memory a mapped chunk costs: an XOR chunk
+// is one object of 32 bytes; a chunk of another encoding a wrapper of 24
+// bytes around its inner chunk. Both keep their mapping.
 func TestMappedChunkSize(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	recs := genRecs(t, rand.New(rand.NewPCG(10, 10)), 1, 10)
 	writeRecs(t, fsys, Options{}, recs)
 	_, _, got := openAll(t, fsys, Options{})
-	mc, ok := got[0].c.(*mappedChunk)
-	require.True(t, ok, "%T", got[0].c)
-	xc, ok := mc.Chunk.(*chunks.XORChunk)
-	require.True(t, ok, "%T", mc.Chunk)
-	wrapper, inner := sizeOf(mc), sizeOf(xc)
-	t.Logf("mapped XOR chunk: wrapper %d bytes + inner *XORChunk %d bytes", wrapper, inner)
-	require.LessOrEqual(t, wrapper, uintptr(24))
+	var xor, other int
+	for _, g := range got {
+		switch c := g.c.(type) {
+		case *mappedXOR:
+			xor++
+			require.Equal(t, uintptr(32), sizeOf(c))
+			require.NotNil(t, c.m)
+		case *mappedChunk:
+			other++
+			require.LessOrEqual(t, sizeOf(c), uintptr(24))
+			require.NotEqual(t, chunks.EncXOR, c.Encoding())
+			require.NotNil(t, c.m)
+		default:
+			t.Fatalf("chunk of type %T", g.c)
+		}
+		require.True(t, IsMapped(g.c))
+	}
+	require.Positive(t, xor)
+	t.Logf("%d XOR chunks (32 bytes each), %d others", xor, other)
 }
 
 // TestConcurrentUse runs Add, Flush, Chunk, Size, Files and Truncate from
