@@ -26,7 +26,14 @@ import (
 // series and under the series' lock, for their mapped copies, where the
 // chunk it read is still there (truncation may have dropped it
 // meanwhile). Readers that captured the heap chunk keep it. Late chunks
-// stay in the heap.
+// stay in the heap, and so do chunks of other encodings than XOR: a
+// Prometheus that read isotsdb's closed histogram chunks from the files
+// would return their counter-reset hints and bucket layouts as isotsdb
+// wrote them, not as its own WAL replay builds them, so its reads of the
+// directory would change (prom/interop checks they do not). A series'
+// mapped chunks are always a prefix of its chunks (mapping stops at its
+// first chunk of another encoding): readers of the files take them to
+// hold every sample of the series up to the last one's end.
 //
 // Lifetime. A mapped chunk references its file's mapping, which is
 // unmapped only when no chunk of it is reachable any more (a cleanup of
@@ -244,9 +251,17 @@ func (h *head) mapChunks() (int, error) {
 		s.mu.Lock()
 		for i := 0; i < len(s.chunks)-1; i++ {
 			c := &s.chunks[i]
-			if !headchunks.IsMapped(c.chunk) {
-				batch = append(batch, mapEntry{s: s, c: c.chunk, mint: c.minTime, maxt: c.maxTime})
+			if headchunks.IsMapped(c.chunk) {
+				continue
 			}
+			if c.chunk.Encoding() != chunks.EncXOR {
+				// The mapped chunks must stay a prefix of the series'
+				// chunks: a reader of the files (Prometheus, the replay)
+				// takes them to hold every sample up to the last one's
+				// end.
+				break
+			}
+			batch = append(batch, mapEntry{s: s, c: c.chunk, mint: c.minTime, maxt: c.maxTime})
 		}
 		s.mu.Unlock()
 		if len(batch) >= mapBatch {

@@ -297,3 +297,62 @@ func TestMappedReplaySlots(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadChunksMixedSeries: a series whose chunks alternate floats and
+// histograms (only XOR chunks are mapped, and only as a prefix of the
+// series' chunks) reads back whole after Compact, Close and Open.
+func TestHeadChunksMixedSeries(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	o := DefaultOptions()
+	o.FS = fsys
+	o.MinBlockDuration = 24 * time.Hour
+	o.MaxBlockDuration = 24 * time.Hour
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	l := labels.FromStrings(labels.MetricName, "mixed")
+	const n = 1000
+	for k := 0; k < n; k++ {
+		app := db.Appender(ctx)
+		if (k/150)%2 == 0 {
+			_, err = app.Append(0, l, int64(k)*15000, float64(k))
+		} else {
+			_, err = app.AppendHistogram(0, l, int64(k)*15000, crashHistogram(k), nil)
+		}
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+		if k%100 == 99 {
+			require.NoError(t, db.Compact(ctx))
+		}
+	}
+	read := func(db *DB) []string {
+		q, err := db.Querier(math.MinInt64, math.MaxInt64)
+		require.NoError(t, err)
+		defer q.Close()
+		ss := q.Select(ctx)
+		var out []string
+		for ss.Next() {
+			it := ss.At().Iterator(nil)
+			for vt := it.Next(); vt != chunks.ValNone; vt = it.Next() {
+				switch vt {
+				case chunks.ValFloat:
+					ts, v := it.At()
+					out = append(out, fmt.Sprintf("%d F %g", ts, v))
+				default:
+					ts, h := it.AtHistogram(nil)
+					out = append(out, fmt.Sprintf("%d H %d", ts, h.Count))
+				}
+			}
+			require.NoError(t, it.Err())
+		}
+		require.NoError(t, ss.Err())
+		return out
+	}
+	want := read(db)
+	require.Len(t, want, n)
+	require.Positive(t, counterValue(t, db.head.metrics.chunksMapped))
+	require.NoError(t, db.Close())
+	db, err = Open("data", nil, nil, o)
+	require.NoError(t, err)
+	defer db.Close()
+	require.Equal(t, want, read(db))
+}

@@ -2,6 +2,7 @@ package headchunks
 
 import (
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -225,4 +226,15 @@ func reopenClean(t testing.TB, fsys vfs.FS, opts Options, want []rec) {
 	_, res, got := openAll(t, fsys, opts)
 	require.Nil(t, res.Repaired)
 	requireRecs(t, want, got)
+}
+
+// mustReadName returns the contents of the file name of testDir.
+func mustReadName(t testing.TB, fsys vfs.FS, name string) []byte {
+	t.Helper()
+	f, err := fsys.Open(filepath.Join(testDir, name))
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	require.NoError(t, err)
+	return b
 }

@@ -60,7 +60,7 @@ type candidate struct {
 // directory is synced. LoadResult.Repaired holds the *corrupt.Error found.
 // fn has by then seen the records before the damage, and only those.
 // A file's zero tail (bytes from a record boundary to its end that are all
-// zero) is the end of its data, not damage; it is truncated away too.
+// zero) is the end of its data, not damage; it is left as it is.
 //
 // Every file that Open leaves opens cleanly in Prometheus.
 func Open(fsys vfs.FS, dir string, opts Options, fn func(seriesRef uint64, mint, maxt int64, c chunks.Chunk) error) (*Writer, LoadResult, error) {
@@ -144,7 +144,12 @@ func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, Lo
 				break
 			}
 		}
-		if n < f.mapped {
+		if cerr != nil && n < f.mapped {
+			// Only damage is cut away. A zero tail (Prometheus's
+			// preallocation) stays: it is the end of the data for both
+			// readers, and a directory without damage opens without a
+			// write (an Open that then fails, on a WAL it cannot read,
+			// changes nothing).
 			cut = append(cut, f)
 		}
 		f.size, f.written, f.mapped = n, n, n

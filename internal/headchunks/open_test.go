@@ -206,16 +206,22 @@ func checkRepair(t *testing.T, fsys *vfs.MemFS, recs []rec, want damaged) {
 	}
 	requireRecs(t, recs[:want.keep], got)
 	disk := diskOf(recs[:want.keep])
+	files := filesIn(t, fsys)
 	if want.file == "" {
-		// A header-only file (or one whose zero tail starts right after
-		// its header) is valid and kept.
-		for name, size := range filesIn(t, fsys) {
-			if size == HeaderSize {
-				disk[name] = size
+		for name, size := range files {
+			// A header-only file (or one whose zero tail starts right
+			// after its header) is valid and kept.
+			if _, ok := disk[name]; !ok && size >= HeaderSize && allZero(mustReadName(t, fsys, name)[HeaderSize:]) {
+				disk[name] = HeaderSize
+			}
+			// Without damage nothing is written: a zero tail stays.
+			if d, ok := disk[name]; ok && size > d {
+				require.True(t, allZero(mustReadName(t, fsys, name)[d:]), "%s: bytes after the data are not a zero tail", name)
+				files[name] = d
 			}
 		}
 	}
-	require.Equal(t, disk, filesIn(t, fsys))
+	require.Equal(t, disk, files)
 	var bytes int64
 	for _, n := range disk {
 		bytes += n
