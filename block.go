@@ -630,7 +630,7 @@ func (s *blockSeriesSet) next() bool {
 			s.err = s.b.readError(fmt.Errorf("tsdb: block %s: series %d: %w", s.b.dir, ref, err))
 			return false
 		}
-		var chks []chunkRef
+		chks := make([]chunkRef, 0, len(s.metas))
 		for _, m := range s.metas {
 			if m.MaxTime < s.mint || m.MinTime > s.maxt {
 				continue
@@ -653,7 +653,11 @@ func (s *blockSeriesSet) next() bool {
 		if coversAll(itvs, chks[0].minTime, chks[len(chks)-1].maxTime) {
 			continue // deleted whole
 		}
-		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, lease: s.lease, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: slices.Clone(itvs)}
+		var deleted tombstones.Intervals
+		if len(itvs) > 0 {
+			deleted = slices.Clone(itvs)
+		}
+		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, lease: s.lease, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: deleted}
 		return true
 	}
 	if s.err == nil {
@@ -701,17 +705,25 @@ func (s *blockSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 	if !ok || it == nil {
 		it = &blockIterator{}
 	}
-	*it = blockIterator{s: s, ci: -1, it: it.it}
+	*it = blockIterator{s: s, ci: -1, it: it.it, ts: it.ts[:0], vs: it.vs[:0]}
 	return it
 }
 
 // blockIterator iterates a blockSeries' samples in range and not deleted,
 // of every value type its chunks hold.
 //
+// An XOR chunk (floats) is decoded whole into ts and vs when the iterator
+// reaches it (decoded is then true), and its samples are taken from there:
+// a block read is a scan of whole chunks, and the per-sample calls through
+// a chunk iterator cost more than the decode. Other chunks are read
+// through their iterator, it.
+//
 // Invariant: valid is true exactly when the iterator is positioned on a
 // sample; then vt is its type, t its time, and v its value if vt is
 // ValFloat. Histograms are read from the chunk iterator, which stays on
-// the current sample.
+// the current sample. When decoded, ts[i:] are the chunk's samples not yet
+// returned, and decodeErr the error that ended the decode, to be reported
+// after them.
 type blockIterator struct {
 	s     *blockSeries
 	ci    int
@@ -722,6 +734,12 @@ type blockIterator struct {
 	valid bool
 	done  bool
 	err   error
+
+	decoded   bool
+	ts        []int64
+	vs        []float64
+	i         int
+	decodeErr error
 }
 
 // nextChunk opens chunk ci.
@@ -730,6 +748,12 @@ func (it *blockIterator) nextChunk(ci int) bool {
 		return false
 	}
 	it.ci = ci
+	if x, ok := it.s.chunks[ci].c.(*chunks.XORChunk); ok {
+		it.ts, it.vs, it.decodeErr = x.AppendSamples(it.ts[:0], it.vs[:0], it.s.maxt)
+		it.i, it.decoded = 0, true
+		return true
+	}
+	it.decoded = false
 	it.it = it.s.chunks[ci].c.Iterator(it.it)
 	return true
 }
@@ -747,26 +771,12 @@ func (it *blockIterator) next() chunks.ValueType {
 	}
 	for {
 		if it.ci >= 0 {
-			if vt := it.it.Next(); vt != chunks.ValNone {
-				if vt == chunks.ValFloat {
-					it.t, it.v = it.it.At()
-				} else {
-					it.t = it.it.AtT()
+			if it.decoded {
+				if vt := it.nextDecoded(); vt != chunks.ValNone || it.done {
+					return vt
 				}
-				switch {
-				case it.t > it.s.maxt:
-					it.done, it.valid = true, false
-					return chunks.ValNone
-				case it.t < it.s.mint || it.s.deleted.Contains(it.t):
-					continue
-				}
-				it.vt, it.valid = vt, true
+			} else if vt := it.nextIterated(); vt != chunks.ValNone || it.done {
 				return vt
-			}
-			if err := it.it.Err(); err != nil {
-				it.err = it.s.b.readError(fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err))
-				it.done, it.valid = true, false
-				return chunks.ValNone
 			}
 		}
 		if !it.nextChunk(it.ci + 1) {
@@ -774,6 +784,63 @@ func (it *blockIterator) next() chunks.ValueType {
 			return chunks.ValNone
 		}
 	}
+}
+
+// nextDecoded advances within a decoded chunk. It returns ValNone with
+// done unset when the chunk has no more samples in range.
+func (it *blockIterator) nextDecoded() chunks.ValueType {
+	for it.i < len(it.ts) {
+		t := it.ts[it.i]
+		it.i++
+		switch {
+		case t > it.s.maxt:
+			it.done, it.valid = true, false
+			return chunks.ValNone
+		case t < it.s.mint || it.s.deleted.Contains(t):
+			continue
+		}
+		it.t, it.v, it.vt, it.valid = t, it.vs[it.i-1], chunks.ValFloat, true
+		return chunks.ValFloat
+	}
+	if it.decodeErr != nil {
+		return it.fail(it.decodeErr)
+	}
+	return chunks.ValNone
+}
+
+// nextIterated advances within a chunk read through its iterator; it
+// returns as nextDecoded.
+func (it *blockIterator) nextIterated() chunks.ValueType {
+	for {
+		vt := it.it.Next()
+		if vt == chunks.ValNone {
+			if err := it.it.Err(); err != nil {
+				return it.fail(err)
+			}
+			return chunks.ValNone
+		}
+		if vt == chunks.ValFloat {
+			it.t, it.v = it.it.At()
+		} else {
+			it.t = it.it.AtT()
+		}
+		switch {
+		case it.t > it.s.maxt:
+			it.done, it.valid = true, false
+			return chunks.ValNone
+		case it.t < it.s.mint || it.s.deleted.Contains(it.t):
+			continue
+		}
+		it.vt, it.valid = vt, true
+		return vt
+	}
+}
+
+// fail ends the iteration with the chunk error err.
+func (it *blockIterator) fail(err error) chunks.ValueType {
+	it.err = it.s.b.readError(fmt.Errorf("tsdb: block %s: %w", it.s.b.dir, err))
+	it.done, it.valid = true, false
+	return chunks.ValNone
 }
 
 // Seek advances to the first sample at or after t; see chunks.Iterator.
@@ -800,6 +867,12 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 			return chunks.ValNone
 		}
 	}
+	if it.decoded {
+		// Skip the decoded samples before t at once; the chunk's times
+		// ascend.
+		j, _ := slices.BinarySearch(it.ts[it.i:], t)
+		it.i += j
+	}
 	for vt := it.next(); vt != chunks.ValNone; vt = it.next() {
 		if it.t >= t {
 			return vt
@@ -817,13 +890,23 @@ func (it *blockIterator) At() (int64, float64) {
 	return it.t, it.v
 }
 
-func (it *blockIterator) AtT() int64  { return it.t }
-func (it *blockIterator) AtST() int64 { return it.it.AtST() }
-func (it *blockIterator) Err() error  { return it.err }
+func (it *blockIterator) AtT() int64 { return it.t }
+
+func (it *blockIterator) AtST() int64 {
+	if it.decoded {
+		return 0 // XOR chunks hold no start times
+	}
+	return it.it.AtST()
+}
+
+func (it *blockIterator) Err() error { return it.err }
 
 // AtHistogram returns the current integer histogram sample; see
 // chunks.Iterator.
 func (it *blockIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	if it.decoded {
+		panic(wrongValueType("AtHistogram", chunks.ValFloat))
+	}
 	t, h := it.it.AtHistogram(h)
 	runtime.KeepAlive(it.s.lease)
 	return t, h
@@ -832,6 +915,9 @@ func (it *blockIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.
 // AtFloatHistogram returns the current histogram sample as a float
 // histogram; see chunks.Iterator.
 func (it *blockIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	if it.decoded {
+		panic(wrongValueType("AtFloatHistogram", chunks.ValFloat))
+	}
 	t, fh := it.it.AtFloatHistogram(fh)
 	runtime.KeepAlive(it.s.lease)
 	return t, fh

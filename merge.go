@@ -59,7 +59,7 @@ func (m *mergedSeriesSet) Next() bool {
 		}
 		return false
 	}
-	var same []Series
+	same := make([]Series, 0, len(m.sets))
 	for i, s := range m.sets {
 		if m.ok[i] && labels.Equal(s.At().Labels(), min) {
 			same = append(same, s.At())
@@ -117,14 +117,18 @@ func (s *mergedSeries) Iterator(reuse chunks.Iterator) chunks.Iterator {
 // one comparison a sample, not a scan of every source.
 //
 // Invariant: when valid, lead is the source of the current sample, cur[lead]
-// its type, no other iterator is positioned at a time at or before it and
-// next is the least time of the positioned others (math.MaxInt64 if none).
-// cur[i] is ValNone for an exhausted iterator.
+// and vt its type, t its time and, for a float, v its value (read once, so
+// that At and AtT need no call to the source); no other iterator is
+// positioned at a time at or before it and next is the least time of the
+// positioned others (math.MaxInt64 if none). cur[i] is ValNone for an
+// exhausted iterator.
 type mergeIterator struct {
 	its   []chunks.Iterator
 	cur   []chunks.ValueType // type of the sample its[i] is positioned on; ValNone if exhausted (or not begun)
 	lead  int
 	next  int64
+	t     int64
+	v     float64
 	vt    chunks.ValueType
 	valid bool
 	begun bool
@@ -132,7 +136,9 @@ type mergeIterator struct {
 }
 
 func newMergeIterator(its []chunks.Iterator) *mergeIterator {
-	return &mergeIterator{its: its, cur: make([]chunks.ValueType, len(its))}
+	m := &mergeIterator{}
+	m.reset(its)
+	return m
 }
 
 // reset makes m a fresh iterator over its, keeping m's slices.
@@ -146,25 +152,53 @@ func (m *mergeIterator) reset(its []chunks.Iterator) {
 // Next advances to the next sample; see chunks.Iterator.
 func (m *mergeIterator) Next() chunks.ValueType {
 	switch {
+	case m.valid:
+		l := m.lead
+		vt, t, v := m.step(l)
+		m.cur[l] = vt
+		if vt == chunks.ValNone {
+			if err := m.its[l].Err(); err != nil {
+				return m.fail(err)
+			}
+		} else if t < m.next {
+			m.t, m.v, m.vt = t, v, vt
+			return vt
+		}
 	case !m.begun:
 		m.begun = true
 		for i, it := range m.its {
 			m.cur[i] = it.Next()
 		}
-	case m.valid:
-		l := m.lead
-		if m.cur[l] = m.its[l].Next(); m.cur[l] == chunks.ValNone {
-			if err := m.its[l].Err(); err != nil {
-				return m.fail(err)
-			}
-		} else if m.its[l].AtT() < m.next {
-			m.vt = m.cur[l]
-			return m.vt
-		}
 	case m.err != nil:
 		return chunks.ValNone
 	}
 	return m.choose()
+}
+
+// step advances source l and returns its new sample's type, time and, for
+// a float, value. The sources of a read over blocks and the head are
+// called directly, without the two interface calls a sample costs
+// otherwise (Next, then At or AtT): type switches on concrete types cost a
+// comparison.
+func (m *mergeIterator) step(l int) (chunks.ValueType, int64, float64) {
+	switch it := m.its[l].(type) {
+	case *blockIterator:
+		vt := it.Next()
+		return vt, it.t, it.v
+	case *headIterator:
+		vt := it.Next()
+		return vt, it.t, it.v
+	default:
+		switch vt := it.Next(); vt {
+		case chunks.ValNone:
+			return vt, 0, 0
+		case chunks.ValFloat:
+			t, v := it.At()
+			return vt, t, v
+		default:
+			return vt, it.AtT(), 0
+		}
+	}
 }
 
 // choose positions m on the earliest sample among the iterators' positions,
@@ -206,6 +240,10 @@ func (m *mergeIterator) choose() chunks.ValueType {
 		next = min(next, it.AtT())
 	}
 	m.lead, m.next, m.valid, m.vt = best, next, true, m.cur[best]
+	m.t = bt
+	if m.vt == chunks.ValFloat {
+		_, m.v = m.its[best].At()
+	}
 	return m.vt
 }
 
@@ -220,7 +258,7 @@ func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 	if m.err != nil {
 		return chunks.ValNone
 	}
-	if m.valid && m.its[m.lead].AtT() >= t {
+	if m.valid && m.t >= t {
 		return m.vt
 	}
 	begun := m.begun
@@ -244,14 +282,14 @@ func (m *mergeIterator) At() (int64, float64) {
 	if m.vt != chunks.ValFloat {
 		panic(wrongValueType("At", m.vt))
 	}
-	return m.its[m.lead].At()
+	return m.t, m.v
 }
 
 func (m *mergeIterator) AtT() int64 {
 	if !m.valid {
 		return 0
 	}
-	return m.its[m.lead].AtT()
+	return m.t
 }
 
 func (m *mergeIterator) AtST() int64 {

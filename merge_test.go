@@ -3,6 +3,7 @@ package tsdb
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -113,7 +114,12 @@ func TestMergeIteratorModel(t *testing.T) {
 
 		its := make([]chunks.Iterator, n)
 		for i, s := range srcs {
-			its[i] = newListIterator(s.ts, s.vs, nil)
+			if rng.IntN(2) == 0 {
+				// A block's iterator, which the merge calls directly.
+				its[i] = newTestBlockIterator(t, s.ts, s.vs, 1+rng.IntN(8))
+			} else {
+				its[i] = newListIterator(s.ts, s.vs, nil)
+			}
 		}
 		var m *mergeIterator
 		if reuse != nil && round%2 == 0 {
@@ -190,4 +196,21 @@ func TestMergeIteratorError(t *testing.T) {
 			require.Equal(t, chunks.ValNone, m.Seek(0))
 		})
 	}
+}
+
+// newTestBlockIterator returns a block series' iterator over the float
+// samples ts, vs, in XOR chunks of at most per samples.
+func newTestBlockIterator(t *testing.T, ts []int64, vs []float64, per int) chunks.Iterator {
+	s := &blockSeries{b: &Block{dir: "model"}, mint: math.MinInt64, maxt: math.MaxInt64}
+	for i := 0; i < len(ts); i += per {
+		j := min(i+per, len(ts))
+		c := chunks.NewXORChunk()
+		app, err := c.Appender()
+		require.NoError(t, err)
+		for k := i; k < j; k++ {
+			app.Append(ts[k], vs[k])
+		}
+		s.chunks = append(s.chunks, chunkRef{c: c, minTime: ts[i], maxTime: ts[j-1]})
+	}
+	return s.Iterator(nil)
 }
