@@ -8,7 +8,6 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
-	"github.com/isotsdb/tsdb/internal/headchunks"
 	"github.com/isotsdb/tsdb/internal/tombstones"
 )
 
@@ -274,13 +273,15 @@ func (s *memSeries) lateChunkSampleAtLocked(t int64, it *chunks.Iterator) (*pend
 // inChunkLocked reports whether the in-order chunk i, whose time range
 // covers t, may hold a sample at t: false only if lateSeries.times (of a
 // series with late samples) shows that chunk i, one of the newest two and
-// an XOR chunk, has none there. Requires s.mu held.
+// an XOR chunk in the heap, has none there. (A chunk in a head chunk file,
+// head_mmap.go, is not indexed: the caller decodes it.) Requires s.mu
+// held.
 func (s *memSeries) inChunkLocked(i int, t int64) bool {
 	n := len(s.chunks)
 	if i < n-2 || !s.hasLateLocked() {
 		return true
 	}
-	c, ok := headchunks.Unwrap(s.chunks[i].chunk).(*chunks.XORChunk)
+	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
 	if !ok {
 		return true
 	}
@@ -304,9 +305,9 @@ func (s *memSeries) timesLocked(c *chunks.XORChunk) *chunks.XORTimes {
 	// one: chunks only ever move out of the newest two.
 	var other *chunks.XORChunk
 	if n := len(s.chunks); n >= 2 {
-		other, _ = headchunks.Unwrap(s.chunks[n-1].chunk).(*chunks.XORChunk)
+		other, _ = s.chunks[n-1].chunk.(*chunks.XORChunk)
 		if other == c {
-			other, _ = headchunks.Unwrap(s.chunks[n-2].chunk).(*chunks.XORChunk)
+			other, _ = s.chunks[n-2].chunk.(*chunks.XORChunk)
 		}
 	}
 	if other != nil && ts[0].Chunk() == other {

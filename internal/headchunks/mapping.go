@@ -73,14 +73,3 @@ func IsMapped(c chunks.Chunk) bool {
 	}
 	return false
 }
-
-// Unwrap returns the chunk a mapped chunk of an encoding other than XOR
-// reads through (a histogram chunk, ...), and any other chunk (a mapped
-// XOR chunk included: it has no inner chunk) as it is. The inner chunk
-// does not keep the mapping alive: use it only while c is reachable.
-func Unwrap(c chunks.Chunk) chunks.Chunk {
-	if m, ok := c.(*mappedChunk); ok {
-		return m.Chunk
-	}
-	return c
-}
