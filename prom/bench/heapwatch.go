@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -108,9 +109,29 @@ func readRSS() rss {
 // so that a phase's RSS growth and peak are its own, not an earlier
 // phase's leftovers. It returns the resident set after.
 func resetRSS() (rss, error) {
+	settleCleanups()
 	debug.FreeOSMemory()
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		return readRSS(), fmt.Errorf("bench: reset peak RSS: %w", err)
 	}
 	return readRSS(), nil
+}
+
+// settleCleanups runs the garbage collector and waits (up to a second
+// each time) for the cleanups it queued to have run. A closed isotsdb
+// unmaps its files (blocks, head chunk files) in cleanups, once nothing
+// reads them; a phase that measured RSS before they ran would count an
+// earlier phase's mappings as its own, and see its RSS shrink as they go.
+func settleCleanups() {
+	for range 2 {
+		done := make(chan struct{})
+		sentinel := new([64]byte) // not a tiny allocation: its cleanup runs
+		runtime.AddCleanup(sentinel, func(ch chan struct{}) { close(ch) }, done)
+		sentinel = nil
+		runtime.GC()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+	}
 }
