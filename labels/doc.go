@@ -2,8 +2,10 @@
 // matchers that select them.
 //
 // A Labels value is an immutable set of name/value pairs sorted by name. It is
-// stored as one string in which every name and value is written as a uvarint
-// byte length followed by its bytes, in sorted order. A label set therefore
+// stored as one string in which every name and value is written as its byte
+// length followed by its bytes, in sorted order; the lengths are written as
+// Prometheus's stringlabels writes them (encoding.go), so adapters can hand
+// the string to Prometheus as it is. A label set therefore
 // costs a single allocation, copying it is free, and two sets are equal
 // exactly when their strings are. Every constructor in this package (New,
 // FromStrings, FromMap, Builder, ScratchBuilder, UnmarshalJSON) produces that

@@ -6,20 +6,43 @@ import (
 )
 
 // The encoding of a label set (see the package comment): for each label in
-// name order, uvarint(len(name)) name uvarint(len(value)) value. Lengths use
-// the minimal uvarint form, so every set has exactly one encoding.
+// name order, size(name) name size(value) value, where size(n) is
+//
+//   - one byte n, if n < 255;
+//   - 0xFF and n in three bytes, little-endian, if n < 0xFFFFFF;
+//   - 0xFF 0xFF 0xFF 0xFF and n in eight bytes, little-endian, otherwise.
+//
+// The first two forms are exactly the sizes of Prometheus's stringlabels
+// encoding, so a set shorter than MaxPromCompatible bytes (and so every
+// field in it) is byte for byte the string a Prometheus label set of the
+// same labels holds. The third form exists only so that no string is
+// unrepresentable. Each size has exactly one form, so every set has exactly
+// one encoding.
 //
 // The decoding helpers below trust their input: it can only have been made by
 // encode, so they do no bounds checks beyond Go's own.
 
+// Size thresholds of the encoding.
+const (
+	shortSizeEnd = 0xFF     // sizes below this take one byte
+	midSizeEnd   = 0xFFFFFF // sizes below this (and not short) take four
+)
+
+// MaxPromCompatible bounds the encodings that are Prometheus's: a set
+// whose Encoding is shorter than this has every field below 0xFFFFFF
+// bytes, so its encoding is Prometheus stringlabels' for the same labels.
+const MaxPromCompatible = midSizeEnd
+
 // encodedLen returns how many bytes s occupies in the encoding.
 func encodedLen(s string) int {
-	n := len(s)
-	size := 1
-	for x := uint64(n); x >= 0x80; x >>= 7 {
-		size++
+	switch n := len(s); {
+	case n < shortSizeEnd:
+		return 1 + n
+	case n < midSizeEnd:
+		return 4 + n
+	default:
+		return 12 + n
 	}
-	return size + n
 }
 
 // encode returns the label set holding ls, which must already be sorted by
@@ -43,35 +66,39 @@ func encode(ls []Label) Labels {
 	return Labels{data: unsafe.String(&b[0], len(b))}
 }
 
-// putString writes s with its length prefix at b[i:], which has room for
-// it, and returns the offset just past it.
+// putString writes s with its size at b[i:], which has room for it, and
+// returns the offset just past it.
 func putString(b []byte, i int, s string) int {
-	if len(s) < 0x80 {
-		b[i] = byte(len(s))
+	switch n := len(s); {
+	case n < shortSizeEnd:
+		b[i] = byte(n)
 		i++
-	} else {
-		i += binary.PutUvarint(b[i:], uint64(len(s)))
+	case n < midSizeEnd:
+		b[i], b[i+1], b[i+2], b[i+3] = 0xFF, byte(n), byte(n>>8), byte(n>>16)
+		i += 4
+	default:
+		b[i], b[i+1], b[i+2], b[i+3] = 0xFF, 0xFF, 0xFF, 0xFF
+		binary.LittleEndian.PutUint64(b[i+4:], uint64(n))
+		i += 12
 	}
 	return i + copy(b[i:], s)
 }
 
-// decodeSize reads the uvarint at data[i] and returns it and the offset just
+// decodeSize reads the size at data[i] and returns it and the offset just
 // past it.
 func decodeSize(data string, i int) (int, int) {
-	b := data[i]
-	i++
-	if b < 0x80 {
-		return int(b), i
+	if b := data[i]; b != 0xFF {
+		return int(b), i + 1
 	}
-	size := int(b & 0x7f)
-	for shift := 7; ; shift += 7 {
-		b = data[i]
-		i++
-		size |= int(b&0x7f) << shift
-		if b < 0x80 {
-			return size, i
-		}
+	n := int(data[i+1]) | int(data[i+2])<<8 | int(data[i+3])<<16
+	if n != midSizeEnd {
+		return n, i + 4
 	}
+	var x uint64
+	for k := 7; k >= 0; k-- {
+		x = x<<8 | uint64(data[i+4+k])
+	}
+	return int(x), i + 12
 }
 
 // decodeString returns the length-prefixed string at data[i] and the offset

@@ -82,9 +82,11 @@ func (ls Labels) Len() int {
 }
 
 // Encoding returns the set's encoding, aliasing it: for each label in name
-// order, the name's length as a uvarint, the name, the value's length as a
-// uvarint and the value. Equal sets have equal encodings. Adapters use it
-// to convert sets without decoding them.
+// order, the name's length, the name, the value's length and the value,
+// each length in one byte if below 255, else in more (encoding.go). Equal
+// sets have equal encodings. An encoding shorter than MaxPromCompatible is
+// the string Prometheus's stringlabels build holds for the same labels;
+// adapters use it to convert sets without decoding them.
 func (ls Labels) Encoding() string { return ls.data }
 
 // IsEmpty reports whether the set has no labels.

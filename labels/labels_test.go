@@ -1,6 +1,7 @@
 package labels
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -141,7 +142,8 @@ func TestString(t *testing.T) {
 
 func TestByteSize(t *testing.T) {
 	require.Equal(t, 4, FromStrings("a", "b").ByteSize())
-	require.Equal(t, 1+1+2+128, FromStrings("a", strings.Repeat("x", 128)).ByteSize())
+	require.Equal(t, 1+1+1+128, FromStrings("a", strings.Repeat("x", 128)).ByteSize())
+	require.Equal(t, 1+1+4+255, FromStrings("a", strings.Repeat("x", 255)).ByteSize())
 	require.Equal(t, 9, FromStrings("a", "b", "c", "de").ByteSize())
 }
 
@@ -410,4 +412,48 @@ func TestNoAllocs(t *testing.T) {
 		require.Equal(t, want, testing.AllocsPerRun(100, f), name)
 	}
 	require.True(t, n > 0)
+}
+
+// TestEncodingSizes pins the size forms at each boundary: one byte below
+// 255, 0xFF and three bytes little-endian below 0xFFFFFF (both as
+// Prometheus's stringlabels writes them), 0xFF 0xFF 0xFF 0xFF and eight
+// bytes from there on. Each set decodes back to its labels.
+func TestEncodingSizes(t *testing.T) {
+	cases := []struct {
+		n      int
+		prefix string
+	}{
+		{0, "\x00"},
+		{1, "\x01"},
+		{127, "\x7f"},
+		{128, "\x80"},
+		{254, "\xfe"},
+		{255, "\xff\xff\x00\x00"},
+		{256, "\xff\x00\x01\x00"},
+		{70000, "\xff\x70\x11\x01"},
+		{0xFFFFFE, "\xff\xfe\xff\xff"},
+		{0xFFFFFF, "\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00\x00"},
+		{0x1000000, "\xff\xff\xff\xff\x00\x00\x00\x01\x00\x00\x00\x00"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.n), func(t *testing.T) {
+			v := strings.Repeat("v", c.n)
+			ls := FromStrings("a", v, "b", "x")
+			want := "\x01a" + c.prefix + v + "\x01b\x01x"
+			require.Equal(t, want, ls.Encoding())
+			require.Equal(t, len(want), ls.ByteSize())
+			require.Equal(t, v, ls.Get("a"))
+			require.Equal(t, "x", ls.Get("b"))
+			require.Equal(t, 2, ls.Len())
+			if len(want) < MaxPromCompatible {
+				require.Less(t, c.n, 0xFFFFFF, "a set below MaxPromCompatible holds only Prometheus-sized fields")
+			}
+			// Compare finds the difference inside the long field.
+			other := FromStrings("a", v[:max(c.n-1, 0)]+"w", "b", "x")
+			if c.n > 0 {
+				require.Equal(t, -1, Compare(ls, other))
+				require.Equal(t, 1, Compare(other, ls))
+			}
+		})
+	}
 }

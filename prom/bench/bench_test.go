@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/prometheus/prometheus/promql"
 	"github.com/stretchr/testify/require"
 )
 
@@ -312,4 +316,33 @@ func BenchmarkIngestLate(b *testing.B) {
 			b.ReportMetric(float64(rejected)/float64(rounds), "rejected/round")
 		})
 	}
+}
+
+// BenchmarkPromQL measures the promql phase's queries through Prometheus's
+// engine over a 1 h head (240 rounds), each store as the phase opens it.
+func BenchmarkPromQL(b *testing.B) {
+	c := benchCorpus(b)
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: math.MaxInt32, Timeout: 10 * time.Minute})
+	forEachIngested(b, c, func(b *testing.B, s store) {
+		end := time.UnixMilli(maxTime(240, c.targets()))
+		for _, q := range promqlQueries(c, 240) {
+			b.Run("query="+q.name, func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				for b.Loop() {
+					var pq promql.Query
+					var err error
+					if q.span == 0 {
+						pq, err = engine.NewInstantQuery(ctx, s.queryable(), nil, q.expr, end)
+					} else {
+						pq, err = engine.NewRangeQuery(ctx, s.queryable(), nil, q.expr, end.Add(-q.span), end, promqlStep)
+					}
+					require.NoError(b, err)
+					res := pq.Exec(ctx)
+					require.NoError(b, res.Err)
+					pq.Close()
+				}
+			})
+		}
+	})
 }

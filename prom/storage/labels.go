@@ -29,7 +29,7 @@ func FromPromLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
 // toPromLabels converts an isotsdb label set: without copying where the
 // encodings agree (labels_alias.go), else building it in b (reset first).
 func toPromLabels(b *plabels.ScratchBuilder, ls labels.Labels) plabels.Labels {
-	if data := ls.Encoding(); labelsAliasing && shortFields(data) {
+	if data := ls.Encoding(); labelsAliasing && len(data) < labels.MaxPromCompatible {
 		return aliasPromLabels(data)
 	}
 	return toPromLabelsCopy(b, ls)

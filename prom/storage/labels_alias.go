@@ -11,12 +11,15 @@ import (
 // Converting label sets without copying them.
 //
 // isotsdb encodes a label set as its names and values, each after its
-// length as a uvarint (labels.Labels.Encoding). Prometheus built with its
-// default stringlabels implementation holds a label set as one string of
-// the same shape, each length in a byte if below 255. So when every name
-// and value is shorter than 128 bytes the two encodings are the same
-// bytes, and the conversion can alias isotsdb's string: a Select over a
-// million series then converts their labels without a million allocations.
+// length, written as Prometheus's stringlabels implementation writes it:
+// one byte below 255, else 0xFF and three bytes (labels.Labels.Encoding).
+// Prometheus built with its default stringlabels implementation holds a
+// label set as one string of that shape. So an isotsdb set shorter than
+// labels.MaxPromCompatible, which cannot hold a field too long for
+// Prometheus's sizes, is a Prometheus set as it is, and the conversion can
+// alias isotsdb's string without reading it: a Select over a million
+// series converts their labels without a million allocations, and without
+// touching their bytes.
 //
 // aliasable decides at run time, from probe conversions, whether the build
 // of Prometheus's module is one where this holds; if not (another labels
@@ -34,6 +37,8 @@ func probeLabelsAliasing() bool {
 		{"__name__", "up", "instance", "host:9100", "job", "node"},
 		{"a", "", "b", "x"},
 		{"z", string(make([]byte, 127))},
+		{"long", string(make([]byte, 254)), "longer", string(make([]byte, 255))},
+		{"a", "1", "huge", string(make([]byte, 70000)), "z", ""},
 	}
 	var b plabels.ScratchBuilder
 	for _, kv := range probes {
@@ -48,20 +53,7 @@ func probeLabelsAliasing() bool {
 }
 
 // aliasPromLabels returns the Prometheus label set whose stringlabels
-// encoding is data. Only for data whose fields are all short (shortFields).
+// encoding is data. Only for data shorter than labels.MaxPromCompatible.
 func aliasPromLabels(data string) plabels.Labels {
 	return *(*plabels.Labels)(unsafe.Pointer(&data))
-}
-
-// shortFields reports whether every name and value in the encoding data
-// is shorter than 128 bytes (each length is one byte).
-func shortFields(data string) bool {
-	for i := 0; i < len(data); {
-		n := data[i]
-		if n >= 0x80 {
-			return false
-		}
-		i += 1 + int(n)
-	}
-	return true
 }
