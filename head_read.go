@@ -113,7 +113,15 @@ func (ss *headSeriesSet) Next() bool {
 		// commit in flight has got. The iterator that found the first
 		// sample is kept for the first Iterator call.
 		it := ss.scratch.Swap(nil)
-		if it == nil {
+		if ss.spare == nil && !ss.frozen {
+			// One allocation for what a returned series needs.
+			b := &selectedSeries{}
+			b.hs.chunks = b.chunks[:0]
+			ss.spare = &b.hs
+			if it == nil {
+				it = &b.it
+			}
+		} else if it == nil {
 			it = &headIterator{}
 		}
 		var hs *headSeries
@@ -129,7 +137,9 @@ func (ss *headSeriesSet) Next() bool {
 			s := ss.series[ss.i]
 			ss.i++
 			hs, err = s.firstVisible(ss.snap, ss.tombs.get(s.ref), ss.mint, ss.maxt, &ss.invBuf, it, ss.spare)
-			ss.spare = nil
+			if hs != nil || err != nil {
+				ss.spare = nil
+			} // else the spare is left for the next series
 		}
 		if err != nil {
 			ss.err = err
@@ -145,6 +155,15 @@ func (ss *headSeriesSet) Next() bool {
 		return true
 	}
 	return false
+}
+
+// selectedSeries is what a series the set returns usually needs, in one
+// allocation: the captured series, its iterator and room for one captured
+// chunk.
+type selectedSeries struct {
+	hs     headSeries
+	it     headIterator
+	chunks [1]capturedChunk
 }
 
 // captureLocked captures what the read sees of s, nil if nothing. The
@@ -195,10 +214,13 @@ func (c *capturedChunk) iterator(reuse chunks.Iterator) chunks.Iterator {
 	return c.chunk.Iterator(reuse)
 }
 
-// captureOpen captures the open chunk c. Requires the series' lock held.
-func captureOpen(c chunks.Chunk) (closed chunks.Chunk, open chunks.XORSnapshot) {
+// captureOpen captures the open chunk c, appended to by app if app is not
+// nil, for a read from mint on. Requires the series' lock held.
+func captureOpen(c chunks.Chunk, app *chunks.XORAppender, mint int64) (closed chunks.Chunk, open chunks.XORSnapshot) {
 	if xc, ok := c.(*chunks.XORChunk); ok {
-		return nil, xc.Snapshot()
+		// The snapshot's iterator can seek from the newest of app's seek
+		// points before mint.
+		return nil, xc.SnapshotFrom(app, mint)
 	}
 	cp, err := chunks.FromData(c.Encoding(), slices.Clone(c.Bytes()))
 	if err != nil {
@@ -339,10 +361,16 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 			continue
 		}
 		if captured == nil {
-			if spare != nil && cap(spare.chunks) > i {
+			// Chunks i down to lo overlap the range (in-order chunks
+			// start and end later than the ones before them).
+			lo := i
+			for lo > 0 && s.chunks[lo-1].maxTime >= mint {
+				lo--
+			}
+			if need := i - lo + 1; spare != nil && cap(spare.chunks) >= need {
 				captured = spare.chunks[:0]
 			} else {
-				captured = make([]capturedChunk, 0, i+1)
+				captured = make([]capturedChunk, 0, need)
 			}
 			hi = first + n
 		}
@@ -350,7 +378,7 @@ func (s *memSeries) capture(snap *readSnapshot, mint, maxt int64, invBuf *[]uint
 		if i == last {
 			// The open chunk is appended to concurrently: take a snapshot
 			// (under s.mu, as the chunks package requires).
-			cc.chunk, cc.open = captureOpen(mc.chunk)
+			cc.chunk, cc.open = captureOpen(mc.chunk, s.app, mint)
 		}
 		captured = append(captured, cc)
 		if len(inv) > 0 {
@@ -505,6 +533,8 @@ type headIterator struct {
 	// then falls behind, which only hidden samples would need.)
 	skip   bool
 	seekTo int64
+	// space holds the first XOR chunk iterator, saving its allocation.
+	space chunks.IteratorSpace
 }
 
 func (it *headIterator) reset(hs *headSeries) {
@@ -555,6 +585,9 @@ func (it *headIterator) nextChunk(ci int) bool {
 	}
 	c := &it.s.chunks[ci]
 	it.ci = ci
+	if it.it == nil {
+		it.it = it.space.Reuse()
+	}
 	it.it = c.iterator(it.it)
 	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && it.s.hidden == nil && len(it.s.deleted) == 0
 	it.skip, it.seekTo = c.minTime < it.s.mint && it.s.hidden == nil && len(it.s.deleted) == 0, it.s.mint

@@ -43,6 +43,16 @@ func (r *bitReader) resetTo(data []byte, off int, last byte) {
 	r.last = last
 }
 
+// seekBit moves r to bit pos of data, counting from its start; pos is at
+// most 8*len(data).
+func (r *bitReader) seekBit(pos int) {
+	r.off, r.buf, r.n = pos>>3, 0, 0
+	if rem := uint8(pos & 7); rem != 0 {
+		r.fill()
+		r.skip(rem)
+	}
+}
+
 // bitPos returns the position of the next unread bit, counting from the
 // start of data.
 func (r *bitReader) bitPos() int { return r.off*8 - int(r.n) }

@@ -147,3 +147,13 @@ func XORIterator(b []byte, reuse Iterator) Iterator {
 	it.reset(b)
 	return it
 }
+
+// IteratorSpace is room for one XOR chunk iterator inside a struct the
+// caller allocates anyway: passing Reuse() as the reuse argument of an XOR
+// chunk's, snapshot's or XORIterator's Iterator makes the iterator live in
+// the space, saving an allocation. A space must not be copied after its
+// first use.
+type IteratorSpace struct{ xor xorIterator }
+
+// Reuse returns the iterator the space holds, to pass as reuse.
+func (s *IteratorSpace) Reuse() Iterator { return &s.xor }

@@ -33,6 +33,9 @@ type XORAppender struct {
 	// 31) and trailing zero bits. leading is noLeading if there was none.
 	leading  uint8
 	trailing uint8
+
+	// seek are the seek points recorded so far (xor_seek.go).
+	seek [3]seekPoint
 }
 
 // LastValueBits returns the bits of the last sample's value (0 if the
@@ -71,6 +74,9 @@ func (a *XORAppender) Append(t int64, v float64) {
 	}
 	a.t, a.vbits, a.tDelta, a.num = t, vbits, tDelta, num+1
 	binary.BigEndian.PutUint16(w.buf, num+1)
+	if a.num%seekEvery == 0 {
+		a.recordSeekPoint()
+	}
 }
 
 // fitsDoD reports whether dod can be written in a bucket of width bits. The

@@ -25,6 +25,10 @@ type xorIterator struct {
 
 	done bool // Next returned ValNone; sticky
 	err  error
+
+	// from is a seek point of the chunk (xor_seek.go) Seek may resume
+	// at; its num is 0 if there is none.
+	from seekPoint
 }
 
 // reset starts the iterator over chunk bytes b (header included).
@@ -51,6 +55,7 @@ func (it *xorIterator) resetTo(b []byte, total uint16, last byte) {
 	it.leading, it.trailing = noLeading, 0
 	it.done = false
 	it.err = nil
+	it.from = seekPoint{}
 }
 
 // At returns the current sample.
@@ -81,6 +86,9 @@ func (it *xorIterator) Err() error { return it.err }
 func (it *xorIterator) Seek(t millis) ValueType {
 	if it.done {
 		return ValNone
+	}
+	if it.from.packed != 0 {
+		it.seekTo(&it.from, t)
 	}
 	for it.read == 0 || it.t < t {
 		if it.Next() == ValNone {

@@ -14,6 +14,7 @@ type XORSnapshot struct {
 	data  []byte
 	total uint16
 	last  byte
+	from  seekPoint // see XORAppender.SnapshotFrom; num 0 if none
 }
 
 // Snapshot captures the chunk's current samples.
@@ -40,5 +41,6 @@ func (s *XORSnapshot) Iterator(reuse Iterator) Iterator {
 		it = new(xorIterator)
 	}
 	it.resetTo(s.data, s.total, s.last)
+	it.from = s.from
 	return it
 }
