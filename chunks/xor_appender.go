@@ -34,8 +34,9 @@ type XORAppender struct {
 	leading  uint8
 	trailing uint8
 
-	// seek are the seek points recorded so far (xor_seek.go).
-	seek [3]seekPoint
+	// seek are the seek points recorded so far (xor_seek.go); nil until
+	// the chunk's first SnapshotFrom.
+	seek *[3]seekPoint
 }
 
 // LastValueBits returns the bits of the last sample's value (0 if the
@@ -74,7 +75,7 @@ func (a *XORAppender) Append(t int64, v float64) {
 	}
 	a.t, a.vbits, a.tDelta, a.num = t, vbits, tDelta, num+1
 	binary.BigEndian.PutUint16(w.buf, num+1)
-	if a.num%seekEvery == 0 {
+	if a.seek != nil && a.num%seekEvery == 0 {
 		a.recordSeekPoint()
 	}
 }

@@ -8,8 +8,10 @@ package chunks
 // the decoder's state after samples 32, 64 and 96 (the seek points), and a
 // snapshot taken for a read starting at mint carries the newest point
 // before mint, from which its iterator's Seek resumes decoding. Closed
-// chunks keep no points: their appender goes with the cut, and so the cost
-// is one appender's worth per series.
+// chunks keep no points: their appender goes with the cut. Points are kept
+// only for chunks that have been read (their first SnapshotFrom allocates
+// room for them, 72 bytes): a series no query reads costs nothing, and one
+// that rules read every minute has points from its second read on.
 
 // seekEvery is the distance in samples between two seek points.
 const seekEvery = 32
@@ -45,7 +47,7 @@ func (p *seekPoint) window() (leading, trailing uint8) {
 }
 
 // recordSeekPoint keeps the appender's state after its num-th sample if
-// num is a seek point's. Called by Append.
+// num is a seek point's. Called by Append once a.seek is allocated.
 func (a *XORAppender) recordSeekPoint() {
 	k := int(a.num)/seekEvery - 1
 	w := &a.c.w
@@ -63,10 +65,16 @@ func (a *XORAppender) recordSeekPoint() {
 // a, the chunk's appender (nil, or another chunk's, is ignored): the
 // snapshot's iterator's Seek to a time after mint may start from the
 // newest of a's seek points before mint instead of the first sample. Take
-// it under the same rule as Snapshot.
+// it under the same rule as Snapshot, which, for a, is also the rule for
+// Append: the first call allocates room for a's points, recorded from
+// then on.
 func (c *XORChunk) SnapshotFrom(a *XORAppender, mint int64) XORSnapshot {
 	s := c.Snapshot()
 	if a == nil || a.c != c {
+		return s
+	}
+	if a.seek == nil {
+		a.seek = new([3]seekPoint)
 		return s
 	}
 	for k := len(a.seek) - 1; k >= 0; k-- {

@@ -77,7 +77,7 @@ func TestXORSeekPoints(t *testing.T) {
 }
 
 // TestXORSeekPointOtherChunk checks that SnapshotFrom ignores an appender
-// of another chunk.
+// of another chunk, and that points cost nothing until a read.
 func TestXORSeekPointOtherChunk(t *testing.T) {
 	c1, c2 := NewXORChunk(), NewXORChunk()
 	a1, err := c1.XORAppender()
@@ -90,6 +90,9 @@ func TestXORSeekPointOtherChunk(t *testing.T) {
 	}
 	s := c2.SnapshotFrom(a1, 90_000)
 	require.Zero(t, s.from.samples())
+	require.Nil(t, a1.seek, "an appender whose chunk was never read keeps no points")
+	c1.SnapshotFrom(a1, 0)
+	require.NotNil(t, a1.seek, "the first read of its chunk makes room for them")
 	it := s.Iterator(nil)
 	require.Equal(t, ValFloat, it.Seek(500))
 	tt, v := it.At()
