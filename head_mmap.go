@@ -289,6 +289,11 @@ func (h *head) mapChunks() (int, error) {
 // mapBatch writes the chunks of batch, then swaps them in their series.
 func (h *head) mapBatch(batch []mapEntry) error {
 	hc := h.headChunks
+	var size int64
+	for i := range batch {
+		size += headchunks.RecordSize(len(batch[i].c.Bytes()))
+	}
+	hc.Grow(size)
 	for i := range batch {
 		e := &batch[i]
 		ref, err := hc.Add(uint64(e.s.ref), e.mint, e.maxt, e.c)

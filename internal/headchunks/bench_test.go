@@ -15,7 +15,8 @@ import (
 
 // BenchmarkAddFlush measures adding a typical head chunk (120 scraped
 // float samples) and flushing it, on the OS file system, with a Flush
-// after every chunk or after every 100.
+// after every chunk, every 100 or every 8,192 (the head maps chunks in
+// batches of that many).
 func BenchmarkAddFlush(b *testing.B) {
 	r := rand.New(rand.NewPCG(18, 18))
 	cs := make([]chunks.Chunk, 64)
@@ -28,7 +29,7 @@ func BenchmarkAddFlush(b *testing.B) {
 		c.Compact()
 		cs[i] = c
 	}
-	for _, batch := range []int{1, 100} {
+	for _, batch := range []int{1, 100, 8192} {
 		b.Run(fmt.Sprintf("flush_every=%d", batch), func(b *testing.B) {
 			w, _, err := Open(vfs.OS(), filepath.Join(b.TempDir(), "chunks_head"), Options{}, nil)
 			require.NoError(b, err)
@@ -37,6 +38,14 @@ func BenchmarkAddFlush(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				c := cs[i%len(cs)]
+				if batch > 100 && i%batch == 0 {
+					// As the head does before a batch.
+					var n int64
+					for k := range batch {
+						n += RecordSize(len(cs[(i+k)%len(cs)].Bytes()))
+					}
+					w.Grow(n)
+				}
 				if _, err := w.Add(uint64(1+i%1000), int64(i), int64(i)+1, c); err != nil {
 					b.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -122,6 +123,31 @@ func (w *Writer) Add(seriesRef uint64, mint, maxt int64, c chunks.Chunk) (ref ui
 	f.size += size
 	f.maxt = max(f.maxt, maxt)
 	return ref, nil
+}
+
+// RecordSize returns the bytes a chunk with dataLen bytes of data takes in
+// a file, for Grow.
+func RecordSize(dataLen int) int64 { return recordSize(dataLen) }
+
+// Grow makes room in the write buffer for n more bytes of records (the
+// sum of RecordSize of the chunks about to be added), so that a caller
+// adding many chunks before a Flush has the buffer allocated once instead
+// of regrown, and copied, as it fills. Records that go to a file cut
+// later allocate their own. A closed or broken Writer ignores it.
+func (w *Writer) Grow(n int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.usableLocked("grow") != nil || n <= 0 {
+		return
+	}
+	if w.cur == nil && w.cutLocked() != nil {
+		return // Add reports it
+	}
+	f := w.cur
+	n = min(n, w.maxSize-f.size)
+	if n > 0 {
+		f.buf = slices.Grow(f.buf, int(n))
+	}
 }
 
 // usableLocked returns an error for op if the Writer is closed or broken.
