@@ -345,7 +345,7 @@ type memSeries struct {
 	// lock; an element may still be swapped, under mu, for a copy of its
 	// chunk in a head chunk file (head_mmap.go), so nothing reads the
 	// slice itself without mu. The last one is open: readers copy it
-	// under mu. Truncation replaces the slice.
+	// under mu. Truncation moves the chunks it keeps to the front, in place.
 	chunks []memChunk
 	app    *chunks.XORAppender // appends to the open chunk if it is XOR; nil otherwise
 	nextAt int64               // the open chunk is closed at this time

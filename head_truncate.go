@@ -2,7 +2,6 @@ package tsdb
 
 import (
 	"math"
-	"slices"
 )
 
 // raiseMinValidTime makes the head reject samples before t from now on:
@@ -95,8 +94,11 @@ func (h *head) truncate(mint int64, lateGen uint64) {
 	h.assertInvariants("head truncation", false) // the caller holds cmtx: no other truncation
 }
 
-// truncateChunksLocked drops the chunks that end before mint. Readers may
-// hold the old slice: it is replaced, never modified. Requires s.mu held.
+// truncateChunksLocked drops the chunks that end before mint, moving the
+// rest to the front of the slice in place: every reader of s.chunks holds
+// s.mu (memSeries.chunks), so none sees the move, and the slice keeps its
+// capacity for the chunks to come instead of a copy being allocated at
+// every truncation. Requires s.mu held.
 func (s *memSeries) truncateChunksLocked(mint int64) {
 	n := 0
 	for n < len(s.chunks) && s.chunks[n].maxTime < mint {
@@ -112,5 +114,7 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 		}
 		return
 	}
-	s.chunks = slices.Clone(s.chunks[n:])
+	m := copy(s.chunks, s.chunks[n:])
+	clear(s.chunks[m:]) // drop the truncated chunks for the collector
+	s.chunks = s.chunks[:m]
 }
