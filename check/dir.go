@@ -8,12 +8,14 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/isotsdb/tsdb/internal/headchunks"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
 // Names in a data directory and a block directory.
 const (
 	walDirname    = "wal"
+	headChunksDir = "chunks_head"
 	metaFilename  = "meta.json"
 	indexFilename = "index"
 	chunksDirname = "chunks"
@@ -42,12 +44,14 @@ func Dir(fsys vfs.FS, dir string) (*Report, error) {
 	rep := &Report{Dir: dir, WAL: WALSummary{FirstSegment: -1, LastSegment: -1}}
 	c := &checker{fs: fsys, dir: dir, rp: newReporter(rep)}
 	var blocks []string
-	hasWAL := false
+	hasWAL, hasHeadChunks := false, false
 	for _, e := range ents {
 		name := e.Name()
 		switch {
 		case name == walDirname && e.IsDir():
 			hasWAL = true
+		case name == headChunksDir && e.IsDir():
+			hasHeadChunks = true
 		case e.IsDir() && isULID(name):
 			blocks = append(blocks, name)
 		case strings.HasPrefix(name, tmpPrefix) || strings.HasSuffix(name, ".tmp"):
@@ -66,6 +70,9 @@ func Dir(fsys vfs.FS, dir string) (*Report, error) {
 	if hasWAL {
 		c.checkWAL(filepath.Join(dir, walDirname))
 	}
+	if hasHeadChunks {
+		c.checkHeadChunks(filepath.Join(dir, headChunksDir), &rep.HeadChunks)
+	}
 	c.rp.finish()
 	return rep, nil
 }
@@ -77,6 +84,23 @@ type checker struct {
 	rp  *reporter
 	// metas are the readable meta.json files, for the overlap check.
 	metas []blockMeta
+}
+
+// checkHeadChunks reads the head chunk files in dir (Prometheus's
+// chunks_head format), checking every record, and fills in sum. Damage is
+// a warning: the next open cuts the damaged file after its last whole
+// chunk and removes the files after it, and the WAL, which holds every
+// sample the files do, replays the rest.
+func (c *checker) checkHeadChunks(dir string, sum *HeadChunksSummary) {
+	res, err := headchunks.Verify(c.fs, dir)
+	if err != nil {
+		c.rp.errorf(dir, -1, "", err, "head chunk files cannot be read")
+		return
+	}
+	*sum = HeadChunksSummary{Dir: dir, Files: res.Files, Chunks: res.Chunks, OutOfOrderChunks: res.OutOfOrder, Bytes: res.Bytes}
+	if res.Repaired != nil {
+		c.rp.fromErr(Warning, dir, -1, "", res.Repaired, "damaged head chunk file (the next open cuts it after its last whole chunk; the WAL replays the rest)")
+	}
 }
 
 // isULID reports whether name is a block directory's name.

@@ -36,6 +36,13 @@
 // records means records were lost from the middle of the log and is an
 // error. Damage in a checkpoint is always an error.
 //
+// The head chunk files (chunks_head/, Prometheus's format): every file up
+// to the first damage is read and every record's CRC verified, as the
+// DB's open reads them (internal/headchunks.Verify), and the files,
+// chunks and bytes are counted. Damage is a warning: the next open cuts
+// the damaged file after its last whole chunk, and the WAL, which holds
+// every sample the files do, replays the rest.
+//
 // Every finding is a Problem naming the file (or directory), the byte
 // offset where known, and the series where relevant.
 //

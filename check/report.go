@@ -113,14 +113,29 @@ type WALSummary struct {
 	Series, Samples int
 }
 
+// HeadChunksSummary is what a check read of the head chunk files
+// (chunks_head/, memory-mapped closed head chunks).
+type HeadChunksSummary struct {
+	// Dir is the directory; "" if the data directory has none.
+	Dir string
+	// Files is the number of files read up to any damage, Bytes their
+	// valid length.
+	Files int
+	Bytes int64
+	// Chunks counts the in-order chunks, OutOfOrderChunks those flagged
+	// out of order (written by Prometheus; isotsdb skips them).
+	Chunks, OutOfOrderChunks int
+}
+
 // Report is the outcome of a check: the problems found, in the order found,
 // and a summary of what was read.
 type Report struct {
 	// Dir is the data directory checked.
-	Dir      string
-	Problems []Problem
-	Blocks   []BlockSummary
-	WAL      WALSummary
+	Dir        string
+	Problems   []Problem
+	Blocks     []BlockSummary
+	WAL        WALSummary
+	HeadChunks HeadChunksSummary
 }
 
 // Count returns the number of problems of severity s.

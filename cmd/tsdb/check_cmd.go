@@ -58,6 +58,14 @@ func runCheck(dir string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(out, "WAL: %s, %s: %s records, %s series, %s samples\n", cp, segs,
 			humanize.Comma(int64(w.Records)), humanize.Comma(int64(w.Series)), humanize.Comma(int64(w.Samples)))
 	}
+	if hc := rep.HeadChunks; hc.Dir != "" {
+		ooo := ""
+		if hc.OutOfOrderChunks > 0 {
+			ooo = " (and " + humanize.Comma(int64(hc.OutOfOrderChunks)) + " out-of-order, skipped)"
+		}
+		fmt.Fprintf(out, "head chunks: %s files, %s chunks%s, %s bytes\n", humanize.Comma(int64(hc.Files)),
+			humanize.Comma(int64(hc.Chunks)), ooo, humanize.Comma(hc.Bytes))
+	}
 	errs, warns := rep.Count(check.Error), rep.Count(check.Warning)
 	verdict := "OK"
 	if errs > 0 {

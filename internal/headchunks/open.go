@@ -92,9 +92,36 @@ func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, Lo
 	if err := makeDir(fsys, dir); err != nil {
 		return nil, LoadResult{}, err
 	}
+	w := &Writer{fsys: fsys, dir: dir, maxSize: maxSize, nextSeq: 1}
+	files, remove, cut, res, err := scan(fsys, dir, fn)
+	if err != nil {
+		return nil, res, err
+	}
+	w.files = files
+	if err := w.repair(remove, cut, res.Repaired); err != nil {
+		return nil, res, err
+	}
+	if len(w.files) > 0 {
+		w.nextSeq = uint64(w.files[len(w.files)-1].seq) + 1
+	}
+	res.Files = len(w.files)
+	for _, f := range w.files {
+		res.Bytes += f.size
+	}
+	return w, res, nil
+}
+
+// scan reads the files of dir in order, as Open does, calling fn for each
+// in-order record, and stops at the first damage. files are the files
+// loaded, each with its valid length (the last one may be damaged beyond
+// it); remove are the files after them, which a repair removes; cut are
+// the files loaded whose valid length is less than their length, which a
+// repair cuts; res.Repaired is the damage, nil if there is none. It writes
+// nothing.
+func scan(fsys vfs.FS, dir string, fn RecordFunc) (files []*file, remove []candidate, cut []*file, res LoadResult, err error) {
 	entries, err := fsys.ReadDir(dir)
 	if err != nil {
-		return nil, LoadResult{}, fmt.Errorf("headchunks: read directory: %w", err)
+		return nil, nil, nil, LoadResult{}, fmt.Errorf("headchunks: read directory: %w", err)
 	}
 	var cands []candidate
 	for _, e := range entries {
@@ -115,12 +142,9 @@ func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, Lo
 		return cmp.Or(cmp.Compare(a.seq, b.seq), compareBool(a.name != FileName(int(a.seq)), b.name != FileName(int(b.seq))), cmp.Compare(a.name, b.name))
 	})
 
-	w := &Writer{fsys: fsys, dir: dir, maxSize: maxSize, nextSeq: 1}
-	var res LoadResult
 	// later is the index of the first candidate to remove; cut are the
 	// files loaded whose valid length (f.size) is less than their length.
 	later := len(cands)
-	var cut []*file
 	for i, c := range cands {
 		path := filepath.Join(dir, c.name)
 		if !c.inRange {
@@ -135,7 +159,7 @@ func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, Lo
 		}
 		f, n, cerr, err := loadFile(fsys, path, c.seq, &res, fn)
 		if err != nil {
-			return nil, res, err
+			return nil, nil, nil, res, err
 		}
 		if cerr != nil {
 			res.Repaired, later = cerr, i+1
@@ -153,22 +177,33 @@ func OpenRefs(fsys vfs.FS, dir string, opts Options, fn RecordFunc) (*Writer, Lo
 			cut = append(cut, f)
 		}
 		f.size, f.written, f.mapped = n, n, n
-		w.files = append(w.files, f)
+		files = append(files, f)
 		if cerr != nil {
 			break
 		}
 	}
-	if err := w.repair(cands[later:], cut, res.Repaired); err != nil {
-		return nil, res, err
+	return files, cands[later:], cut, res, nil
+}
+
+// Verify reads the head chunk files in dir as Open does, checking every
+// record, and writes nothing: it returns what Open would load (Files,
+// Chunks, OutOfOrder and Bytes of the result) and, in Repaired, the
+// damage Open would repair, nil if there is none. A missing directory
+// holds no files. The error is for a directory or file that cannot be
+// read.
+func Verify(fsys vfs.FS, dir string) (LoadResult, error) {
+	files, _, _, res, err := scan(fsys, dir, nil)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return LoadResult{}, nil
+		}
+		return res, err
 	}
-	if len(w.files) > 0 {
-		w.nextSeq = uint64(w.files[len(w.files)-1].seq) + 1
-	}
-	res.Files = len(w.files)
-	for _, f := range w.files {
+	res.Files = len(files)
+	for _, f := range files {
 		res.Bytes += f.size
 	}
-	return w, res, nil
+	return res, nil
 }
 
 // compareBool orders false before true.

@@ -2,6 +2,7 @@ package headchunks
 
 import (
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -198,7 +199,13 @@ func TestRepair(t *testing.T) {
 // loaded, the files left, and that a second Open is clean.
 func checkRepair(t *testing.T, fsys *vfs.MemFS, recs []rec, want damaged) {
 	t.Helper()
+	// Verify finds what Open will, and writes nothing.
+	before := contentsOf(t, fsys)
+	vres, err := Verify(fsys, testDir)
+	require.NoError(t, err)
+	require.Equal(t, before, contentsOf(t, fsys), "Verify wrote")
 	_, res, got := openAll(t, fsys, repairOpts)
+	require.Equal(t, res, vres, "Verify and Open disagree")
 	if want.file == "" {
 		require.Nil(t, res.Repaired)
 	} else {
@@ -228,6 +235,27 @@ func checkRepair(t *testing.T, fsys *vfs.MemFS, recs []rec, want damaged) {
 	}
 	require.Equal(t, LoadResult{Chunks: want.keep, Files: len(disk), Bytes: bytes, Repaired: res.Repaired}, res)
 	reopenClean(t, fsys, repairOpts, recs[:want.keep])
+}
+
+// contentsOf returns every file of the test directory by name.
+func contentsOf(t *testing.T, fsys *vfs.MemFS) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name := range filesIn(t, fsys) {
+		out[name] = string(mustReadName(t, fsys, name))
+	}
+	return out
+}
+
+// TestVerifyMissingDir checks that a directory without chunks_head/ holds
+// nothing to verify, and is not created.
+func TestVerifyMissingDir(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	res, err := Verify(fsys, testDir)
+	require.NoError(t, err)
+	require.Equal(t, LoadResult{}, res)
+	_, err = fsys.Stat(testDir)
+	require.ErrorIs(t, err, fs.ErrNotExist)
 }
 
 // TestRepairTornLastRecord cuts the last file at every byte of its last
