@@ -533,14 +533,17 @@ type headIterator struct {
 	// then falls behind, which only hidden samples would need.)
 	skip   bool
 	seekTo int64
-	// space holds the first XOR chunk iterator, saving its allocation.
-	space chunks.IteratorSpace
+	// space holds the first XOR chunk iterator, saving its allocation;
+	// inSpace is set while it is it: an XOR chunk, read without the
+	// interface, whose samples have no start time.
+	space   chunks.IteratorSpace
+	inSpace bool
 }
 
 func (it *headIterator) reset(hs *headSeries) {
 	it.s, it.ci, it.idx, it.inv = hs, -1, 0, 0
 	it.t, it.v, it.vt, it.done, it.err, it.valid, it.peeked, it.plain = 0, 0, chunks.ValNone, false, nil, false, false, false
-	it.skip = false
+	it.skip, it.inSpace = false, false
 }
 
 // nextRaw advances to the next sample of the captured chunks, whatever its
@@ -589,6 +592,7 @@ func (it *headIterator) nextChunk(ci int) bool {
 		it.it = it.space.Reuse()
 	}
 	it.it = c.iterator(it.it)
+	it.inSpace = it.space.Holds(it.it)
 	it.plain = c.minTime >= it.s.mint && c.maxTime <= it.s.maxt && it.s.hidden == nil && len(it.s.deleted) == 0
 	it.skip, it.seekTo = c.minTime < it.s.mint && it.s.hidden == nil && len(it.s.deleted) == 0, it.s.mint
 	if h := it.s.hidden; h != nil {
@@ -606,7 +610,15 @@ func (it *headIterator) Next() chunks.ValueType {
 	if it.done {
 		return chunks.ValNone
 	}
-	if it.plain {
+	if it.plain && it.inSpace {
+		// An XOR chunk, the most common case, called directly.
+		if t, v, ok := it.space.NextFloat(); ok {
+			it.idx++
+			it.t, it.v = t, v
+			it.vt, it.valid = chunks.ValFloat, true
+			return chunks.ValFloat
+		}
+	} else if it.plain {
 		// Floats, the common case, without the call to read.
 		switch vt := it.it.Next(); vt {
 		case chunks.ValFloat:
@@ -712,9 +724,14 @@ func (it *headIterator) At() (int64, float64) {
 	return it.t, it.v
 }
 
-func (it *headIterator) AtT() int64  { return it.t }
-func (it *headIterator) AtST() int64 { return it.it.AtST() }
-func (it *headIterator) Err() error  { return it.err }
+func (it *headIterator) AtT() int64 { return it.t }
+func (it *headIterator) AtST() int64 {
+	if it.inSpace {
+		return 0
+	}
+	return it.it.AtST()
+}
+func (it *headIterator) Err() error { return it.err }
 
 // AtHistogram returns the current integer histogram sample; it panics on
 // any other sample.

@@ -157,3 +157,19 @@ type IteratorSpace struct{ xor xorIterator }
 
 // Reuse returns the iterator the space holds, to pass as reuse.
 func (s *IteratorSpace) Reuse() Iterator { return &s.xor }
+
+// Holds reports whether it is the iterator the space holds.
+func (s *IteratorSpace) Holds(it Iterator) bool {
+	x, ok := it.(*xorIterator)
+	return ok && x == &s.xor
+}
+
+// NextFloat is Next and At of the iterator the space holds, called
+// without an interface: the sample's time and value, or ok false where
+// Next returns ValNone.
+func (s *IteratorSpace) NextFloat() (t int64, v float64, ok bool) {
+	if s.xor.Next() == ValNone {
+		return 0, 0, false
+	}
+	return s.xor.t, math.Float64frombits(s.xor.vbits), true
+}

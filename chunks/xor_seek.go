@@ -9,9 +9,9 @@ package chunks
 // snapshot taken for a read starting at mint carries the newest point
 // before mint, from which its iterator's Seek resumes decoding. Closed
 // chunks keep no points: their appender goes with the cut. Points are kept
-// only for chunks that have been read (their first SnapshotFrom allocates
-// room for them, 72 bytes): a series no query reads costs nothing, and one
-// that rules read every minute has points from its second read on.
+// only for chunks that have been read: their first SnapshotFrom allocates
+// them (72 bytes) and fills them with one decode of the chunk, so a series
+// no query reads costs nothing and every read uses them.
 
 // seekEvery is the distance in samples between two seek points.
 const seekEvery = 32
@@ -61,13 +61,41 @@ func (a *XORAppender) recordSeekPoint() {
 	}
 }
 
+// fillSeekPoints records the points of the samples a's chunk already
+// holds, by decoding it once: the chunk's first read pays one decode, and
+// every read from then on (and every later Append) has the points. A
+// chunk that does not decode keeps the points before the damage.
+func (a *XORAppender) fillSeekPoints() {
+	var it xorIterator
+	it.reset(a.c.w.buf)
+	for k := range a.seek {
+		n := uint16(k+1) * seekEvery
+		if n > a.num {
+			return
+		}
+		for it.read < n {
+			if it.Next() == ValNone {
+				return
+			}
+		}
+		pos := it.br.bitPos()
+		if it.tDelta > 1<<32-1 || pos > 1<<16-1 {
+			continue
+		}
+		a.seek[k] = seekPoint{
+			t: it.t, vbits: it.vbits, tDelta: uint32(it.tDelta), bitPos: uint16(pos),
+			packed: packSeek(n, it.leading, it.trailing),
+		}
+	}
+}
+
 // SnapshotFrom is Snapshot for a read of samples at or after mint, given
 // a, the chunk's appender (nil, or another chunk's, is ignored): the
 // snapshot's iterator's Seek to a time after mint may start from the
 // newest of a's seek points before mint instead of the first sample. Take
 // it under the same rule as Snapshot, which, for a, is also the rule for
-// Append: the first call allocates room for a's points, recorded from
-// then on.
+// Append: the first call allocates a's points and fills them by decoding
+// the chunk once; Append records them from then on.
 func (c *XORChunk) SnapshotFrom(a *XORAppender, mint int64) XORSnapshot {
 	s := c.Snapshot()
 	if a == nil || a.c != c {
@@ -75,7 +103,7 @@ func (c *XORChunk) SnapshotFrom(a *XORAppender, mint int64) XORSnapshot {
 	}
 	if a.seek == nil {
 		a.seek = new([3]seekPoint)
-		return s
+		a.fillSeekPoints()
 	}
 	for k := len(a.seek) - 1; k >= 0; k-- {
 		if p := a.seek[k]; p.samples() != 0 && p.samples() <= s.total && p.t < mint {

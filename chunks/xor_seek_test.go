@@ -99,3 +99,55 @@ func TestXORSeekPointOtherChunk(t *testing.T) {
 	require.Equal(t, int64(500), tt)
 	require.Equal(t, -50.0, v)
 }
+
+// TestXORSeekPointsFill checks that the points a chunk's first read fills
+// by decoding are the ones its appender records: chunks built twice, one
+// read after its first sample (every point recorded by Append), the other
+// first read after a random number of samples (the points up to there
+// filled, the rest recorded).
+func TestXORSeekPointsFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	filled := 0
+	for round := range 300 {
+		rec, fill := NewXORChunk(), NewXORChunk()
+		ra, err := rec.XORAppender()
+		require.NoError(t, err)
+		fa, err := fill.XORAppender()
+		require.NoError(t, err)
+		total := 1 + rng.IntN(MaxSamples/16)
+		if round%2 == 0 {
+			total = 90 + rng.IntN(40)
+		}
+		firstRead := rng.IntN(total + 1)
+		ts, v := rng.Int64N(1e9), rng.Float64()
+		for n := range total {
+			switch {
+			case round%5 == 0 && n == 40:
+				ts += 1 << 33 // no point while this delta is the last one
+			case round%3 == 0:
+				ts += 1 + rng.Int64N(30000)
+			default:
+				ts += 15000
+			}
+			if rng.IntN(3) == 0 {
+				v = rng.NormFloat64()
+			}
+			ra.Append(ts, v)
+			fa.Append(ts, v)
+			if n == 0 {
+				rec.SnapshotFrom(ra, 0)
+			}
+			if n+1 == firstRead {
+				fill.SnapshotFrom(fa, 0)
+			}
+		}
+		if fa.seek == nil {
+			continue
+		}
+		require.Equal(t, *ra.seek, *fa.seek, "round %d: %d samples, first read after %d", round, total, firstRead)
+		if firstRead >= seekEvery {
+			filled++
+		}
+	}
+	require.Greater(t, filled, 50, "chunks whose points were filled")
+}

@@ -178,6 +178,47 @@ func forEachIngested(b *testing.B, c *corpus, fn func(b *testing.B, s store)) {
 	}
 }
 
+// BenchmarkPromQLReopened is BenchmarkPromQL over a store closed and
+// opened again after the ingest, as prom/bench's promql phase reads it:
+// the head's full chunks are then read from their files.
+func BenchmarkPromQLReopened(b *testing.B) {
+	c := benchCorpus(b)
+	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: math.MaxInt32, Timeout: 10 * time.Minute})
+	for _, k := range []storeKind{isotsdbStore, prometheusStore} {
+		b.Run("store="+k.String(), func(b *testing.B) {
+			cfg := storeConfig{dir: b.TempDir(), isolation: true, series: c.series, blockRange: realBlockRange}
+			s, err := openStore(k, cfg)
+			require.NoError(b, err)
+			_, err = ingest(s, c, make([]uint64, len(c.series)), 0, 240)
+			require.NoError(b, err)
+			require.NoError(b, s.close())
+			s, err = openStore(k, cfg)
+			require.NoError(b, err)
+			b.Cleanup(func() { require.NoError(b, s.close()) })
+			end := time.UnixMilli(maxTime(240, c.targets()))
+			for _, q := range promqlQueries(c, 240) {
+				b.Run("query="+q.name, func(b *testing.B) {
+					b.ReportAllocs()
+					ctx := context.Background()
+					for b.Loop() {
+						var pq promql.Query
+						var err error
+						if q.span == 0 {
+							pq, err = engine.NewInstantQuery(ctx, s.queryable(), nil, q.expr, end)
+						} else {
+							pq, err = engine.NewRangeQuery(ctx, s.queryable(), nil, q.expr, end.Add(-q.span), end, promqlStep)
+						}
+						require.NoError(b, err)
+						res := pq.Exec(ctx)
+						require.NoError(b, res.Err)
+						pq.Close()
+					}
+				})
+			}
+		})
+	}
+}
+
 // benchLabels runs fn against each store holding the same head: 20,000
 // series, 240 rounds, every commit completed.
 func benchLabels(b *testing.B, fn func(b *testing.B, s store, mint, maxt int64) int) {

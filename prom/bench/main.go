@@ -79,6 +79,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -104,7 +105,8 @@ func main() {
 	flag.IntVar(&p.scaleSeries, "scale-series", 1_000_000, "scale: series (the corpus replicated with distinct instances)")
 	flag.IntVar(&p.scaleRounds, "scale-rounds", 480, "scale: scrape rounds (480 = 2 h, in 1 h blocks)")
 	flag.IntVar(&p.scaleReadReps, "scale-read-reps", 1, "scale: rounds of the read phase")
-	flag.IntVar(&p.promqlReps, "promql-reps", 5, "promql: executions of each query per store (the median is reported)")
+	flag.IntVar(&p.promqlReps, "promql-reps", 5, "promql: executions of each query per store at least (the median is reported)")
+	flag.DurationVar(&p.promqlBudget, "promql-budget", 3*time.Second, "promql: a query is run again (up to 41 times per store) until both stores together spent this long on it")
 	flag.StringVar(&p.tmp, "tmp", "", "directory for the stores' data (default: the system's temp dir)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.StringVar(&p.heapProfile, "heapprofile", "", "write a heap profile after each ingest phase to this file (use with -only)")

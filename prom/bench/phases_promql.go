@@ -19,10 +19,15 @@ import (
 // repository's adapter (prom/storage), Prometheus's TSDB as the
 // storage.Queryable it is. Each query runs on both stores first to
 // compare the results (a difference fails the run, naming the query),
-// then p.promqlReps times on each store, alternating, for the median
+// then p.promqlReps times or more (see params.promqlBudget) on each
+// store, alternating, for the median
 // latencies (query creation, execution and Close). The figures are
 // promql.NN <name> (NN orders them in the table), the median latency in
 // ns, filed with each store's figures.
+
+// promqlMaxReps caps the executions per store of a query that the promql
+// phase repeats to fill params.promqlBudget.
+const promqlMaxReps = 41
 
 // promqlQuery is one query of the phase: an instant query at the newest
 // sample if span is 0, else a range query over the newest span with a
@@ -136,8 +141,13 @@ func runPromQL(c *corpus, runs [2]blocksRun, p params, log func(string)) ([2]fig
 		}
 	}
 	lat := make([][2][]time.Duration, len(qs))
-	for rep := range p.promqlReps {
-		for i, q := range qs {
+	for i, q := range qs {
+		// At least promqlReps executions per store, more for a fast
+		// query (until promqlBudget has gone on it, both stores
+		// together, up to promqlMaxReps): a millisecond query's median
+		// over five is mostly noise.
+		var spent time.Duration
+		for rep := 0; rep < p.promqlReps || spent < p.promqlBudget && rep < promqlMaxReps; rep++ {
 			for j := range 2 {
 				k := (j + rep + i) % 2
 				start := time.Now()
@@ -146,7 +156,9 @@ func runPromQL(c *corpus, runs [2]blocksRun, p params, log func(string)) ([2]fig
 					return out, err
 				}
 				done()
-				lat[i][k] = append(lat[i][k], time.Since(start))
+				d := time.Since(start)
+				lat[i][k] = append(lat[i][k], d)
+				spent += d
 			}
 		}
 	}
@@ -155,7 +167,7 @@ func runPromQL(c *corpus, runs [2]blocksRun, p params, log func(string)) ([2]fig
 			out[k][promqlFigure(i, q)] = float64(percentile(lat[i][k], 0.5).Nanoseconds())
 		}
 	}
-	log(fmt.Sprintf("promql: %d queries, results equal in both stores, %d executions each", len(qs), p.promqlReps))
+	log(fmt.Sprintf("promql: %d queries, results equal in both stores, %d–%d executions each", len(qs), p.promqlReps, max(p.promqlReps, promqlMaxReps)))
 	for k := range stores {
 		if err := stores[k].close(); err != nil {
 			return out, err

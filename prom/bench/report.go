@@ -332,7 +332,7 @@ func header(w io.Writer, c *corpus, p params, runs int, promVersion string) {
 			map[bool]string{true: fmt.Sprintf("; scale-late with %.0f%% of the samples 1–10 min late", 100*p.lateFrac), false: ""}[p.lateFrac > 0 && sel["scale-late"]])
 	}
 	if sel["promql"] {
-		fmt.Fprintf(w, "promql: Prometheus's engine over the blocks6h data, %d executions per query and store,\n", p.promqlReps)
+		fmt.Fprintf(w, "promql: Prometheus's engine over the blocks6h data, %d to %d executions per query and store (until %v went on it),\n", p.promqlReps, max(p.promqlReps, promqlMaxReps), p.promqlBudget)
 	}
 	fmt.Fprintf(w, "medians of %d alternating runs per configuration\n", runs)
 	fmt.Fprintln(w, strings.Repeat("-", 100))

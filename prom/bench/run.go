@@ -28,13 +28,14 @@ type params struct {
 	only          string // run only this configuration
 	heapProfile   string // write a heap profile after ingest to this file
 
-	phases         phaseSet // the phases to run
-	blocksRounds   int      // blocks6h: rounds of the ingest (1,440: 6 h)
-	blocksReadReps int      // blocks6h: rounds of each read phase
-	scaleSeries    int      // scale: series
-	scaleRounds    int      // scale: rounds
-	scaleReadReps  int      // scale: rounds of the read phase
-	promqlReps     int      // promql: executions of each query per store
+	phases         phaseSet      // the phases to run
+	blocksRounds   int           // blocks6h: rounds of the ingest (1,440: 6 h)
+	blocksReadReps int           // blocks6h: rounds of each read phase
+	scaleSeries    int           // scale: series
+	scaleRounds    int           // scale: rounds
+	scaleReadReps  int           // scale: rounds of the read phase
+	promqlReps     int           // promql: executions of each query per store
+	promqlBudget   time.Duration // promql: more executions of a query until this much time went on it
 }
 
 // figures are one configuration's results of one run, by figure name.
