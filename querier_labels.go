@@ -221,13 +221,15 @@ func (p *blockProbe) String() string { return "block " + p.b.dir }
 
 // anyRef reports whether refs holds a series the probe accepts. It stops
 // at the first one.
-func anyRef(ctx context.Context, probe seriesProbe, refs []uint64) (bool, error) {
-	for i, ref := range refs {
+func anyRef(ctx context.Context, probe seriesProbe, refs index.RefList) (bool, error) {
+	i := 0
+	for ref := range refs.All() {
 		if i%ctxCheckInterval == ctxCheckInterval-1 {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
 		}
+		i++
 		if ok, err := probe.has(ref); ok || err != nil {
 			return ok, err
 		}

@@ -34,8 +34,8 @@ type MemPostings struct {
 	// locks; nothing is locked under it (next and the match functions must
 	// take no lock).
 	mu  lockorder.RWMutex[lockorder.Postings]
-	m   map[string]map[string][]uint64 // name -> value -> sorted refs
-	gen uint64                         // incremented by every change to m
+	m   map[string]map[string]refList // name -> value -> sorted refs (reflist.go)
+	gen uint64                        // incremented by every change to m
 	// copies counts the lists copied to insert a ref below their last
 	// one (see addLocked); under mu.
 	copies uint64
@@ -53,7 +53,7 @@ type MemPostings struct {
 type sortedView struct {
 	gen   uint64
 	keys  []string
-	lists [][]uint64
+	lists []RefList
 }
 
 // maxCachedView bounds the views kept: a label with more values than this
@@ -63,7 +63,7 @@ const maxCachedView = 1 << 16
 
 // NewMemPostings returns an empty MemPostings.
 func NewMemPostings() *MemPostings {
-	return &MemPostings{m: make(map[string]map[string][]uint64, 512)}
+	return &MemPostings{m: make(map[string]map[string]refList, 512)}
 }
 
 // Add records that the series ref has the label set lset. Refs usually
@@ -116,16 +116,20 @@ func (p *MemPostings) Copies() uint64 {
 func (p *MemPostings) addLocked(ref uint64, name, value string) {
 	vals := p.m[name]
 	if vals == nil {
-		vals = make(map[string][]uint64)
+		vals = make(map[string]refList)
 		p.m[name] = vals
 	}
-	list := vals[value]
-	n := len(list)
+	l := vals[value]
 	p.gen++
-	if n == 0 || list[n-1] < ref {
-		vals[value] = append(list, ref) // writes past every reader's view only
+	if l.len() == 0 || l.last() < ref {
+		vals[value] = l.appended(ref) // writes past every reader's view only
 		return
 	}
+	list := l.small
+	if l.p != nil {
+		list = l.snapshot().expand()
+	}
+	n := len(list)
 	i := sort.Search(n, func(i int) bool { return list[i] >= ref })
 	if list[i] == ref {
 		return
@@ -136,7 +140,7 @@ func (p *MemPostings) addLocked(ref uint64, name, value string) {
 	copy(nl, list[:i])
 	nl[i] = ref
 	copy(nl[i+1:], list[i:])
-	vals[value] = nl
+	vals[value] = newRefList(nl)
 }
 
 // Delete removes the given series from every list. It visits all lists,
@@ -192,27 +196,28 @@ func (p *MemPostings) DeleteAffected(refs map[uint64]struct{}, affected map[labe
 // list (and the name) when it becomes empty. p.mu must be held for writing.
 func (p *MemPostings) deleteLocked(refs map[uint64]struct{}, name, value string) {
 	vals := p.m[name]
-	list := vals[value]
+	l := vals[value].snapshot()
 	first := -1
-	for i, r := range list {
+	i := 0
+	for r := range l.All() {
 		if _, ok := refs[r]; ok {
 			first = i
 			break
 		}
+		i++
 	}
 	if first < 0 {
 		return
 	}
 	p.gen++
-	nl := make([]uint64, first, len(list)-1)
-	copy(nl, list[:first])
-	for _, r := range list[first+1:] {
+	nl := make([]uint64, 0, l.Len()-1)
+	for r := range l.All() {
 		if _, ok := refs[r]; !ok {
 			nl = append(nl, r)
 		}
 	}
 	if len(nl) > 0 {
-		vals[value] = nl
+		vals[value] = newRefList(nl)
 		return
 	}
 	delete(vals, value)
@@ -224,12 +229,9 @@ func (p *MemPostings) deleteLocked(refs map[uint64]struct{}, name, value string)
 // Get returns the series carrying name=value.
 func (p *MemPostings) Get(name, value string) Postings {
 	p.mu.RLock()
-	list := p.m[name][value]
+	l := p.m[name][value].snapshot()
 	p.mu.RUnlock()
-	if len(list) == 0 {
-		return EmptyPostings()
-	}
-	return NewListPostings(list)
+	return l.Postings()
 }
 
 // All returns every series.
@@ -252,8 +254,8 @@ func (p *MemPostings) Postings(name string, values ...string) (Postings, error) 
 	p.mu.RLock()
 	vals := p.m[name]
 	for _, v := range values {
-		if list := vals[v]; len(list) > 0 {
-			its = append(its, NewListPostings(list))
+		if l := vals[v]; l.len() > 0 {
+			its = append(its, l.snapshot().Postings())
 		}
 	}
 	p.mu.RUnlock()
@@ -269,9 +271,9 @@ func (p *MemPostings) PostingsForLabelMatching(name string, match func(value str
 	}
 	var its []Postings
 	p.mu.RLock()
-	for v, list := range p.m[name] {
+	for v, l := range p.m[name] {
 		if match(v) {
-			its = append(its, NewListPostings(list))
+			its = append(its, l.snapshot().Postings())
 		}
 	}
 	p.mu.RUnlock()
@@ -287,12 +289,12 @@ func (p *MemPostings) ForEachValue(name string, f func(value string, ps Postings
 	}
 	type entry struct {
 		value string
-		list  []uint64
+		list  RefList
 	}
 	p.mu.RLock()
 	entries := make([]entry, 0, len(p.m[name]))
-	for v, list := range p.m[name] {
-		entries = append(entries, entry{v, list})
+	for v, l := range p.m[name] {
+		entries = append(entries, entry{v, l.snapshot()})
 	}
 	p.mu.RUnlock()
 	slices.SortFunc(entries, func(a, b entry) int {
@@ -305,7 +307,7 @@ func (p *MemPostings) ForEachValue(name string, f func(value string, ps Postings
 		return 0
 	})
 	for _, e := range entries {
-		if err := f(e.value, NewListPostings(e.list)); err != nil {
+		if err := f(e.value, e.list.Postings()); err != nil {
 			return err
 		}
 	}
@@ -331,20 +333,20 @@ func (p *MemPostings) LabelNames() []string {
 // values (chosen arbitrarily): a cheap first candidate for a caller that
 // needs one series per name. The slices are shared between callers and
 // must not be modified; later changes to p do not show in them.
-func (p *MemPostings) SortedLabelNamesWithPostings() (names []string, lists [][]uint64) {
+func (p *MemPostings) SortedLabelNamesWithPostings() (names []string, lists []RefList) {
 	p.mu.RLock()
 	gen := p.gen
 	if v := p.names.Load(); v != nil && v.gen == gen {
 		p.mu.RUnlock()
 		return v.keys, v.lists
 	}
-	v := &sortedView{gen: gen, keys: make([]string, 0, len(p.m)), lists: make([][]uint64, 0, len(p.m))}
+	v := &sortedView{gen: gen, keys: make([]string, 0, len(p.m)), lists: make([]RefList, 0, len(p.m))}
 	for name, vals := range p.m {
 		if name == allPostingsName {
 			continue
 		}
-		for _, list := range vals {
-			v.keys, v.lists = append(v.keys, name), append(v.lists, list)
+		for _, l := range vals {
+			v.keys, v.lists = append(v.keys, name), append(v.lists, l.snapshot())
 			break
 		}
 	}
@@ -360,7 +362,7 @@ func (p *MemPostings) SortedLabelNamesWithPostings() (names []string, lists [][]
 // has in any series, each with the references of the series carrying it.
 // The slices are shared between callers and must not be modified; later
 // changes to p do not show in them.
-func (p *MemPostings) SortedLabelValuesWithPostings(name string) (values []string, lists [][]uint64) {
+func (p *MemPostings) SortedLabelValuesWithPostings(name string) (values []string, lists []RefList) {
 	if name == allPostingsName {
 		return nil, nil
 	}
@@ -373,9 +375,9 @@ func (p *MemPostings) SortedLabelValuesWithPostings(name string) (values []strin
 		}
 	}
 	vals := p.m[name]
-	v := &sortedView{gen: gen, keys: make([]string, 0, len(vals)), lists: make([][]uint64, 0, len(vals))}
-	for val, list := range vals {
-		v.keys, v.lists = append(v.keys, val), append(v.lists, list)
+	v := &sortedView{gen: gen, keys: make([]string, 0, len(vals)), lists: make([]RefList, 0, len(vals))}
+	for val, l := range vals {
+		v.keys, v.lists = append(v.keys, val), append(v.lists, l.snapshot())
 	}
 	p.mu.RUnlock()
 	v.sort()
@@ -430,7 +432,7 @@ func (p *MemPostings) SortedLabelValues(name string) ([]string, error) {
 func (p *MemPostings) CheckInvariants() error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	all := p.m[allPostingsName][allPostingsValue]
+	all := p.m[allPostingsName][allPostingsValue].snapshot().expand()
 	if err := checkSortedUnique(all); err != nil {
 		return fmt.Errorf("index: postings of all series: %w", err)
 	}
@@ -438,7 +440,11 @@ func (p *MemPostings) CheckInvariants() error {
 		if len(vals) == 0 {
 			return fmt.Errorf("index: postings: label name %q has no values", name)
 		}
-		for value, list := range vals {
+		for value, l := range vals {
+			if err := l.check(); err != nil {
+				return fmt.Errorf("index: postings of %s=%q: %w", name, value, err)
+			}
+			list := l.snapshot().expand()
 			if name == allPostingsName {
 				if value != allPostingsValue {
 					return fmt.Errorf("index: postings: the empty label name has value %q", value)
@@ -480,5 +486,5 @@ func checkSortedUnique(list []uint64) error {
 func (p *MemPostings) NumSeries() int {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return len(p.m[allPostingsName][allPostingsValue])
+	return p.m[allPostingsName][allPostingsValue].len()
 }
