@@ -311,7 +311,6 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 		stats   CheckpointStats
 		dec     record.Decoder
 		enc     record.Encoder
-		series  []record.RefSeries
 		samples []record.RefSample
 		stones  []record.Stone
 		exs     []record.RefExemplar
@@ -330,17 +329,15 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 		marked = mark != nil && mark.Position.Before(at(r))
 		switch record.RecordType(rec) {
 		case record.Series:
-			series, err = dec.Series(rec, series[:0])
+			// The kept entries are copied as they are: no label set is
+			// built for the series of the whole head.
+			var n, kept int
+			buf, n, kept, err = dec.FilterSeries(rec, keep, buf)
 			if err != nil {
 				return nil, fmt.Errorf("wlog: checkpoint: segment %d: %w", r.Segment(), err)
 			}
-			n := len(series)
-			kept := slices.DeleteFunc(series, func(s record.RefSeries) bool { return !keep(s.Ref) })
 			stats.TotalSeries += n
-			stats.DroppedSeries += n - len(kept)
-			if len(kept) > 0 {
-				buf = enc.Series(kept, buf)
-			}
+			stats.DroppedSeries += n - kept
 		case record.Samples, record.SamplesV2:
 			samples, err = dec.Samples(rec, samples[:0])
 			if err != nil {
@@ -352,6 +349,8 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			stats.DroppedSamples += n - len(kept)
 			switch {
 			case len(kept) == 0:
+			case len(kept) == n:
+				buf = append(buf, rec...) // all kept: the record as it is
 			case slices.ContainsFunc(kept, func(s record.RefSample) bool { return s.ST != 0 }):
 				buf = enc.SamplesV2(kept, buf)
 			default:
@@ -366,7 +365,9 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			kept := slices.DeleteFunc(hists, func(s record.RefHistogramSample) bool { return before(s.Ref, s.T) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
-			if slices.ContainsFunc(kept, func(s record.RefHistogramSample) bool { return s.ST != 0 }) {
+			if len(kept) == n && n > 0 {
+				buf = append(buf, rec...) // all kept: the record as it is
+			} else if slices.ContainsFunc(kept, func(s record.RefHistogramSample) bool { return s.ST != 0 }) {
 				buf = enc.HistogramSamplesV2(kept, buf)
 			} else if len(kept) > 0 {
 				var custom []record.RefHistogramSample
@@ -388,7 +389,9 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			kept := slices.DeleteFunc(fhists, func(s record.RefFloatHistogramSample) bool { return before(s.Ref, s.T) })
 			stats.TotalSamples += n
 			stats.DroppedSamples += n - len(kept)
-			if slices.ContainsFunc(kept, func(s record.RefFloatHistogramSample) bool { return s.ST != 0 }) {
+			if len(kept) == n && n > 0 {
+				buf = append(buf, rec...) // all kept: the record as it is
+			} else if slices.ContainsFunc(kept, func(s record.RefFloatHistogramSample) bool { return s.ST != 0 }) {
 				buf = enc.FloatHistogramSamplesV2(kept, buf)
 			} else if len(kept) > 0 {
 				var custom []record.RefFloatHistogramSample
@@ -412,7 +415,11 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			})
 			stats.TotalTombstones += n
 			stats.DroppedTombstones += n - len(kept)
-			if len(kept) > 0 {
+			switch {
+			case len(kept) == 0:
+			case len(kept) == n:
+				buf = append(buf, rec...)
+			default:
 				buf = enc.Tombstones(kept, buf)
 			}
 		case record.Metadata:
@@ -438,7 +445,11 @@ func copyNeeded(fsys vfs.FS, segs []segmentRef, cp *WL, mintOf func(uint64) (int
 			kept := slices.DeleteFunc(exs, func(e record.RefExemplar) bool { return bound(e.Ref, e.T) })
 			stats.TotalExemplars += n
 			stats.DroppedExemplars += n - len(kept)
-			if len(kept) > 0 {
+			switch {
+			case len(kept) == 0:
+			case len(kept) == n:
+				buf = append(buf, rec...)
+			default:
 				buf = enc.Exemplars(kept, buf)
 			}
 			clear(exs[:n]) // drop label references

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/golang/snappy"
 )
@@ -178,9 +179,9 @@ func (r *Reader) Next() bool {
 			return false
 		}
 		if flags&flagSnappy != 0 {
-			r.zbuf = append(r.zbuf, data...)
+			r.zbuf = appendFragment(r.zbuf, data)
 		} else {
-			r.rec = append(r.rec, data...)
+			r.rec = appendFragment(r.rec, data)
 		}
 		r.pos += headerSize + length
 		if kind == fragFirst {
@@ -232,4 +233,15 @@ func (r *Reader) decompress(info pageInfo, start int64) bool {
 	}
 	r.rec = out
 	return true
+}
+
+// appendFragment appends a fragment's data to the record being assembled
+// in b, doubling b's capacity when it is short: a record of many pages then
+// costs about twice its size in allocations, not the five times or more of
+// append's gentler growth for large slices.
+func appendFragment(b, data []byte) []byte {
+	if cap(b)-len(b) < len(data) {
+		b = slices.Grow(b, max(len(data), len(b)))
+	}
+	return append(b, data...)
 }
