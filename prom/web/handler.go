@@ -161,7 +161,7 @@ func newHandler(c apiConfig) (http.Handler, error) {
 		nil,   // no CORS origin
 		func() (v1.RuntimeInfo, error) { return runtimeInfo(start), nil },
 		buildInfo(),
-		func() []notifications.Notification { return nil },
+		func() []notifications.Notification { return []notifications.Notification{} },
 		func() (<-chan notifications.Notification, func(), bool) { return nil, func() {}, false },
 		gatherer,
 		o.Registerer,

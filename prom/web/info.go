@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "github.com/prometheus/prometheus/web/api/v1"
@@ -14,17 +15,20 @@ import (
 // reports.
 const isotsdbModule = "github.com/isotsdb/tsdb"
 
-// buildInfo is /api/v1/status/buildinfo: isotsdb's module version (as
-// the binary records it: "(devel)" for the main module or a replaced one,
-// "unknown" if the binary has no build information), the VCS revision
-// the binary was built from, if recorded, and the Go version.
+// buildInfo is /api/v1/status/buildinfo: isotsdb's module version as the
+// binary records it (the version of the dependency
+// github.com/isotsdb/tsdb, or of a replacement with a version; if the
+// binary records no such dependency but its main module is isotsdb or one
+// of its nested modules, such as a test binary of this one, the main
+// module's version, usually "(devel)"; else "unknown"), the VCS revision
+// and time the binary was built from, if recorded, and the Go version.
 func buildInfo() *v1.PrometheusVersion {
 	v := &v1.PrometheusVersion{Version: "unknown", GoVersion: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
 	}
-	if bi.Main.Path == isotsdbModule {
+	if bi.Main.Path == isotsdbModule || strings.HasPrefix(bi.Main.Path, isotsdbModule+"/") {
 		v.Version = bi.Main.Version
 	}
 	for _, d := range bi.Deps {
