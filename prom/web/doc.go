@@ -42,6 +42,16 @@
 // twice) is dropped from the request and the rest of the request is
 // stored (204): the request is not rejected.
 //
+// One difference from Prometheus follows: a request that holds, for one
+// series, a sample older than or at the time of an earlier sample of the
+// same request (out of order or duplicate within the request, e.g. the
+// same series twice) is rejected whole here (400, nothing applied),
+// because isotsdb's transaction rejects such a sample when it is
+// appended. Prometheus's TSDB accepts it at append and drops it silently
+// at Commit, so its receiver answers 204 having stored the rest of the
+// request. Out-of-order and duplicate samples against samples already
+// stored get 400 from both, with nothing applied.
+//
 // # Status
 //
 // status/tsdb reports the same figures Prometheus's head does (series
