@@ -347,7 +347,7 @@ func wholeAfter(t *testing.T, body []byte, before stored) stored {
 // with labels ls: a metric name, valid UTF-8 names and values, no name
 // twice.
 func validSeries(ls labels.Labels) bool {
-	if !ls.Has(labels.MetricName) || !ls.IsValid(model.UTF8Validation) {
+	if !ls.Has(model.MetricNameLabel) || !ls.IsValid(model.UTF8Validation) {
 		return false
 	}
 	_, dup := ls.HasDuplicateLabelNames()
