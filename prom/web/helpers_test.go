@@ -3,11 +3,13 @@ package promweb
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,3 +174,43 @@ func appendAll(tb testing.TB, a storage.Appendable, ss []testSeries) {
 // isoStorage wraps db for appendAll without taking ownership (its Close is
 // never called).
 func isoStorage(db *tsdb.DB) storage.Appendable { return promstorage.New(db) }
+
+// queryValue is the value of an instant query's answer whose result is
+// one sample (0 for an empty result), or the error that made it
+// unreadable.
+type queryValue struct {
+	v   float64
+	err error
+}
+
+// decodeQuery reads resp (and closes its body).
+func decodeQuery(resp *http.Response) queryValue {
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return queryValue{err: fmt.Errorf("decode query answer: %w", err)}
+	}
+	if resp.StatusCode != http.StatusOK || body.Status != "success" {
+		return queryValue{err: fmt.Errorf("query: %d %s", resp.StatusCode, body.Error)}
+	}
+	switch len(body.Data.Result) {
+	case 0:
+		return queryValue{}
+	case 1:
+		s, _ := body.Data.Result[0].Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return queryValue{err: fmt.Errorf("query value %q: %w", s, err)}
+		}
+		return queryValue{v: v}
+	}
+	return queryValue{err: fmt.Errorf("query: %d samples, want 1", len(body.Data.Result))}
+}
