@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+	ksnappy "github.com/klauspost/compress/snappy"
 	config_util "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -354,10 +355,13 @@ func validSeries(ls labels.Labels) bool {
 	return !dup
 }
 
-// decodeWrite decodes a snappy-encoded 1.0 request.
+// decodeWrite decodes a snappy-encoded 1.0 request with the decoder
+// the receiver uses (klauspost/compress's snappy, which accepts some
+// bodies that golang/snappy, the encoder of Prometheus's client, calls
+// corrupt).
 func decodeWrite(tb testing.TB, body []byte) *prompb.WriteRequest {
 	tb.Helper()
-	b, err := snappy.Decode(nil, body)
+	b, err := ksnappy.Decode(nil, body)
 	require.NoError(tb, err)
 	req := &prompb.WriteRequest{}
 	require.NoError(tb, req.Unmarshal(b))
