@@ -64,6 +64,11 @@
 // prometheus_tsdb_head_chunks gauge; isotsdb does not export one, so it is
 // what Prometheus reports without it.
 //
+// Label names and values (labels, label/<name>/values) are those of the
+// series with samples a query can see: after admin/tsdb/delete_series
+// removed all of a series' samples, its values are no longer listed,
+// while Prometheus lists them until its head garbage-collects the series.
+//
 // The handler keeps no global state; everything it uses hangs off the
 // value New returns.
 package promweb
