@@ -60,9 +60,12 @@
 // the series DB.HeadSeries lists: the head's series with a sample visible
 // now. A head series all of whose samples were deleted is therefore not
 // counted, while Prometheus counts it until its head garbage-collects it.
-// The head chunk count comes, as in Prometheus, from the gatherer's
-// prometheus_tsdb_head_chunks gauge; isotsdb does not export one, so it is
-// what Prometheus reports without it.
+// The head chunk count comes, as in Prometheus, from the
+// prometheus_tsdb_head_chunks gauge of Options.Registerer (if it is also a
+// prometheus.Gatherer, such as a *prometheus.Registry): open the DB with
+// tsdb.Options.MetricsNamespace "prometheus" and the same registry to
+// have it. Without the gauge, chunkCount is what Prometheus reports
+// without it (int64 of NaN: -9223372036854775808 on amd64 and arm64).
 //
 // Label names and values (labels, label/<name>/values) are those of the
 // series with samples a query can see: after admin/tsdb/delete_series
