@@ -164,6 +164,9 @@ func TestConformance(t *testing.T) {
 		code     int
 		nonEmpty bool // the answer must have data (else it is an error or empty by design)
 		u        unordered
+		// annotation, if set, is "infos" or "warnings": Prometheus's
+		// answer must have them (so the case compares them).
+		annotation string
 	}{
 		{name: "instant vector", path: "/api/v1/query", params: vals("query", `http_requests_total{code=~"5.."}`, "time", confSeconds(30)), code: 200, nonEmpty: true, u: result},
 		{name: "instant rate sum", path: "/api/v1/query", params: vals("query", `sum by (job, code) (rate(http_requests_total[5m]))`, "time", confSeconds(45)), code: 200, nonEmpty: true, u: result},
@@ -175,18 +178,19 @@ func TestConformance(t *testing.T) {
 		{name: "instant scalar", path: "/api/v1/query", params: vals("query", `scalar(sum(up))`, "time", confSeconds(10)), code: 200, nonEmpty: true, u: result},
 		{name: "instant subquery", path: "/api/v1/query", params: vals("query", `max_over_time(rate(cpu_seconds_total{mode="idle"}[2m])[10m:])`, "time", confSeconds(50)), code: 200, nonEmpty: true, u: result},
 		{name: "instant empty", path: "/api/v1/query", params: vals("query", `nonexistent_metric`, "time", confSeconds(10)), code: 200, u: result},
-		{name: "instant info annotation", path: "/api/v1/query", params: vals("query", `rate(temperature_celsius[5m])`, "time", confSeconds(10)), code: 200, nonEmpty: true, u: result},
+		{name: "instant info annotation", path: "/api/v1/query", params: vals("query", `rate(temperature_celsius[5m])`, "time", confSeconds(10)), code: 200, nonEmpty: true, u: result, annotation: "infos"},
+		{name: "instant warning annotation", path: "/api/v1/query", params: vals("query", `histogram_quantile(0.9, rate(http_requests_total[5m]))`, "time", confSeconds(10)), code: 200, u: result, annotation: "warnings"},
 		{name: "instant post", path: "/api/v1/query", params: vals("query", `avg(temperature_celsius) by (room)`, "time", confSeconds(59)), post: true, code: 200, nonEmpty: true, u: result},
 		{name: "range rate", path: "/api/v1/query_range", params: vals("query", `rate(http_requests_total{job="api",code="200"}[5m])`, "start", confSeconds(0), "end", confSeconds(60), "step", "60"), code: 200, nonEmpty: true, u: result},
 		{name: "range over stale", path: "/api/v1/query_range", params: vals("query", `count by (instance) (up)`, "start", confSeconds(30), "end", confSeconds(50), "step", "30s"), code: 200, nonEmpty: true, u: result},
 		{name: "range post", path: "/api/v1/query_range", params: vals("query", `sum(cpu_seconds_total)`, "start", confSeconds(0), "end", confSeconds(60), "step", "5m"), post: true, code: 200, nonEmpty: true, u: result},
 		{name: "series matchers", path: "/api/v1/series", params: vals("match[]", `up`, "match[]", `http_requests_total{job="db",code="404"}`, "start", confSeconds(0), "end", confSeconds(60)), code: 200, nonEmpty: true, u: unordered{"data"}},
 		{name: "series regexp", path: "/api/v1/series", params: vals("match[]", `{__name__=~"cpu.*",mode!="idle",instance=~"i[1-3]"}`), code: 200, nonEmpty: true, u: unordered{"data"}},
-		{name: "series limit", path: "/api/v1/series", params: vals("match[]", `temperature_celsius`, "limit", "7"), code: 200, nonEmpty: true, u: unordered{"data", "warnings"}},
+		{name: "series limit", path: "/api/v1/series", params: vals("match[]", `temperature_celsius`, "limit", "7"), code: 200, nonEmpty: true, u: unordered{"data", "warnings"}, annotation: "warnings"},
 		{name: "series no match", path: "/api/v1/series", code: 400},
 		{name: "labels", path: "/api/v1/labels", code: 200, nonEmpty: true},
 		{name: "labels matched", path: "/api/v1/labels", params: vals("match[]", `temperature_celsius`, "start", confSeconds(0), "end", confSeconds(60)), code: 200, nonEmpty: true},
-		{name: "labels limit", path: "/api/v1/labels", params: vals("limit", "2"), code: 200, nonEmpty: true, u: unordered{"warnings"}},
+		{name: "labels limit", path: "/api/v1/labels", params: vals("limit", "2"), code: 200, nonEmpty: true, u: unordered{"warnings"}, annotation: "warnings"},
 		{name: "label values job", path: "/api/v1/label/job/values", code: 200, nonEmpty: true},
 		{name: "label values name", path: "/api/v1/label/__name__/values", code: 200, nonEmpty: true},
 		{name: "label values matched", path: "/api/v1/label/instance/values", params: vals("match[]", `up{job="web"}`), code: 200, nonEmpty: true},
@@ -226,6 +230,9 @@ func TestConformance(t *testing.T) {
 			require.Equal(t, want.code, got.code, "status code; isotsdb said %s", got.raw)
 			require.Equal(t, want.contentType, got.contentType)
 			require.Equal(t, normalize(want.body, "", tc.u), normalize(got.body, "", tc.u))
+			if tc.annotation != "" {
+				require.NotEmpty(t, want.body.(map[string]any)[tc.annotation], want.raw)
+			}
 			if tc.nonEmpty {
 				require.NotZero(t, dataLen(got.body), "empty answer %s", got.raw)
 			}
