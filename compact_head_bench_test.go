@@ -2,6 +2,7 @@ package tsdb
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -60,10 +61,14 @@ func (p *peakHeap) stop() uint64 {
 // It reports the peak heap during the compaction over the live heap just
 // before ("peak-B"), the figure issue 17 compares with Prometheus's, and
 // the bytes allocated; with wal=true, the WAL's checkpoint and truncation
-// are part of it, as in a real DB.
+// are part of it, as in a real DB. TSDB_BENCH_1M=1 adds a million series.
 func BenchmarkCompactHead(b *testing.B) {
 	base := loadSeries(b, 20000)
-	for _, n := range []int{20000, 200000} {
+	sizes := []int{20000, 200000}
+	if os.Getenv("TSDB_BENCH_1M") != "" {
+		sizes = append(sizes, 1_000_000) // some 4 GiB of heap and minutes
+	}
+	for _, n := range sizes {
 		lsets := make([]labels.Labels, 0, n)
 		for i := range n {
 			bl := labels.NewBuilder(base[i%len(base)])
@@ -91,15 +96,20 @@ func BenchmarkCompactHead(b *testing.B) {
 						b.Fatal(err)
 					}
 					refs := make([]SeriesRef, n)
+					// One commit per target of 500 series, as scrapes
+					// commit (the WAL's records are then of a scrape's
+					// size, as the checkpoint meets them in use).
 					for r := range rounds {
-						app := db.Appender(ctx)
-						for i, ls := range lsets {
-							if refs[i], err = app.Append(refs[i], ls, int64(r)*every, scrapeValue(i, r)); err != nil {
+						for t := 0; t < n; t += 500 {
+							app := db.Appender(ctx)
+							for i := t; i < min(n, t+500); i++ {
+								if refs[i], err = app.Append(refs[i], lsets[i], int64(r)*every, scrapeValue(i, r)); err != nil {
+									b.Fatal(err)
+								}
+							}
+							if err := app.Commit(); err != nil {
 								b.Fatal(err)
 							}
-						}
-						if err := app.Commit(); err != nil {
-							b.Fatal(err)
 						}
 					}
 					runtime.GC()

@@ -74,10 +74,11 @@ func (w *heapWatch) stop() uint64 {
 // /proc/self/status; ok is false where there is no such file.
 type rss struct {
 	now, peak uint64 // bytes
+	file      uint64 // of now, the pages of mapped files (RssFile)
 	ok        bool
 }
 
-// readRSS reads VmRSS and VmHWM.
+// readRSS reads VmRSS, VmHWM and RssFile.
 func readRSS() rss {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
@@ -88,17 +89,20 @@ func readRSS() rss {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
+		if !ok || (name != "VmRSS" && name != "VmHWM" && name != "RssFile") {
 			continue
 		}
 		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 		if err != nil {
 			continue
 		}
-		if name == "VmRSS" {
+		switch name {
+		case "VmRSS":
 			r.now, r.ok = kb<<10, true
-		} else {
+		case "VmHWM":
 			r.peak = kb << 10
+		default:
+			r.file = kb << 10
 		}
 	}
 	return r

@@ -147,6 +147,7 @@ func runScale(cfg config, sc *corpus, qs []*query, p params, late *lateRun, log 
 	if r1 := readRSS(); r1.ok && r0.ok {
 		f[fig+"rss"] = (float64(r1.now) - float64(r0.now)) / float64(len(sc.series))
 		f[fig+"rss.peak"] = (float64(r1.peak) - float64(r0.now)) / float64(len(sc.series))
+		f[fig+"rss.file"] = (float64(r1.file) - float64(r0.file)) / float64(len(sc.series))
 	}
 	f[fig+"heap"] = (float64(liveHeap()) - float64(base)) / float64(len(sc.series))
 	if p.heapProfile != "" {

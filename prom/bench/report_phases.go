@@ -133,6 +133,7 @@ func scaleSection(iso, prom []figures) section {
 		{label: "heap per series after GC", figure: "scale.heap", unit: "B", target: atMost(0.8)},
 		{label: "RSS growth per series (end of ingest)", figure: "scale.rss", unit: "B", target: atMost(1.0)},
 		{label: "peak RSS growth per series", figure: "scale.rss.peak", unit: "B"},
+		{label: "of the RSS growth, mapped file pages", figure: "scale.rss.file", unit: "B"},
 		{label: "head compactions measured", figure: "scale.compactions", unit: "n"},
 		{label: "peak heap in a compaction over live before", figure: "scale.compact.peak", unit: "MiB", target: atMost(1.0)},
 		{label: "read samples/s (all queries)", figure: "scale.read", unit: "/s", target: atLeast(1.25)},
