@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -146,6 +147,9 @@ func runPromQL(c *corpus, runs [2]blocksRun, p params, log func(string)) ([2]fig
 		// query (until promqlBudget has gone on it, both stores
 		// together, up to promqlMaxReps): a millisecond query's median
 		// over five is mostly noise.
+		// The garbage of the ingest and of earlier queries is collected
+		// first, so that neither store's executions pay for it.
+		runtime.GC()
 		var spent time.Duration
 		for rep := 0; rep < p.promqlReps || spent < p.promqlBudget && rep < promqlMaxReps; rep++ {
 			for j := range 2 {
