@@ -647,6 +647,13 @@ func (it *headIterator) Next() chunks.ValueType {
 	return chunks.ValNone
 }
 
+// NextFloat implements chunks.FloatNexter: Next, and At if the sample is
+// a float.
+func (it *headIterator) NextFloat() (chunks.ValueType, int64, float64) {
+	vt := it.Next()
+	return vt, it.t, it.v
+}
+
 // next is Next reporting whether there is a sample.
 func (it *headIterator) next() bool { return it.Next() != chunks.ValNone }
 

@@ -91,6 +91,14 @@ type Iterator interface {
 	Err() error
 }
 
+// FloatNexter is implemented by iterators that can advance and return a
+// float sample in one call, for callers that step through many samples
+// behind an interface (the PromQL adapter): NextFloat is Next, and, if it
+// returns ValFloat, At.
+type FloatNexter interface {
+	NextFloat() (vt ValueType, t int64, v float64)
+}
+
 // NewNopIterator returns an iterator over no samples, whose Err is nil.
 func NewNopIterator() Iterator { return nopIterator{} }
 

@@ -24,6 +24,7 @@ type millis = int64
 // type, t its time, v its value if it is a float, and mint <= t <= maxt.
 type iterator struct {
 	it         chunks.Iterator
+	nf         chunks.FloatNexter // it, if it is one; nil otherwise
 	mint, maxt int64
 	started    bool
 	done       bool
@@ -37,7 +38,8 @@ type iterator struct {
 
 // reset points the iterator at it, clipped to [mint, maxt].
 func (i *iterator) reset(it chunks.Iterator, mint, maxt int64) {
-	*i = iterator{it: it, mint: mint, maxt: maxt, h: i.h, fh: i.fh}
+	nf, _ := it.(chunks.FloatNexter)
+	*i = iterator{it: it, nf: nf, mint: mint, maxt: maxt, h: i.h, fh: i.fh}
 }
 
 // settle records where the inner iterator stopped after a move that
@@ -67,6 +69,19 @@ func (i *iterator) Next() chunkenc.ValueType {
 		// The first move skips everything before mint in one Seek.
 		i.started = true
 		return i.settle(i.it.Seek(i.mint))
+	}
+	if i.nf != nil {
+		// One call for the move and the sample.
+		vt, t, v := i.nf.NextFloat()
+		if vt == chunks.ValFloat && t <= i.maxt {
+			i.t, i.v, i.vt = t, v, vt
+			return chunkenc.ValFloat
+		}
+		if vt == chunks.ValFloat || vt == chunks.ValNone {
+			i.done, i.vt = true, chunks.ValNone
+			return chunkenc.ValNone
+		}
+		return i.settle(vt)
 	}
 	return i.settle(i.it.Next())
 }
