@@ -883,6 +883,12 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 
 // At returns the current float sample; on a histogram sample it panics,
 // like every chunks.Iterator.
+// NextFloat implements chunks.FloatNexter.
+func (it *blockIterator) NextFloat() (chunks.ValueType, int64, float64) {
+	vt := it.Next()
+	return vt, it.t, it.v
+}
+
 func (it *blockIterator) At() (int64, float64) {
 	if it.vt != chunks.ValFloat {
 		panic(wrongValueType("At", it.vt))
