@@ -688,3 +688,42 @@ func TestWBLRecopy(t *testing.T) {
 		require.ElementsMatch(t, all, got)
 	}
 }
+
+// TestWBLTornRunRecopied: the samples of a run of copies that a crash cut
+// short count as missing from the WBL, the whole-run records read before
+// the cut included (the repair cuts the run whole), so the next Open
+// copies every one of them again.
+func TestWBLTornRunRecopied(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	db, err := Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	appendKinds(t, db, 1000, 1)
+	appendKinds(t, db, 500, 2)
+	appendKinds(t, db, 2000, 3)
+	appendKinds(t, db, 600, 4)
+	require.NoError(t, db.Close())
+	all, runs := readWBLDir(t, fsys, "data/wbl")
+	require.Len(t, all, 8)
+	require.Equal(t, 2, runs)
+
+	// Keep the first run whole and the second's WBLCopy record with two
+	// of its four sample records.
+	b, err := fsys.ReadFile("data/wbl/00000000")
+	require.NoError(t, err)
+	r := wlog.NewReader(bytes.NewReader(b))
+	var cut int64
+	for i := 0; r.Next(); i++ {
+		if i == 7 {
+			cut = r.Offset()
+		}
+	}
+	require.NoError(t, r.Err())
+	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
+
+	db, err = Open("data", nil, nil, wblTestOptions(fsys))
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	got, runs := readWBLDir(t, fsys, "data/wbl")
+	require.ElementsMatch(t, all, got, "the torn run's samples are copied again, all of them")
+	require.Equal(t, 2, runs)
+}
