@@ -649,12 +649,10 @@ func TestWBLReadOnly(t *testing.T) {
 	require.Equal(t, before, fsys.Dump(), "a read-only open writes nothing")
 }
 
-// TestWBLRecopy: late samples that the WAL holds and the WBL lacks (a
-// crash between a commit's two writes) are copied to the WBL by the next
-// Open, once; copies already there and Prometheus's records count as
-// present.
-func TestWBLRecopy(t *testing.T) {
-	fsys := vfs.NewMemFS()
+// twoCopyRuns writes a DB in fsys whose WBL holds two runs of copies of
+// four samples each, and returns the samples.
+func twoCopyRuns(t *testing.T, fsys vfs.FS) []wblSample {
+	t.Helper()
 	db, err := Open("data", nil, nil, wblTestOptions(fsys))
 	require.NoError(t, err)
 	appendKinds(t, db, 1000, 1)
@@ -665,6 +663,16 @@ func TestWBLRecopy(t *testing.T) {
 	all, runs := readWBLDir(t, fsys, "data/wbl")
 	require.Len(t, all, 8)
 	require.Equal(t, 2, runs)
+	return all
+}
+
+// TestWBLRecopy: late samples that the WAL holds and the WBL lacks (a
+// crash between a commit's two writes) are copied to the WBL by the next
+// Open, once; copies already there and Prometheus's records count as
+// present.
+func TestWBLRecopy(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	all := twoCopyRuns(t, fsys)
 
 	// Lose the second run, as a crash before its write would.
 	b, err := fsys.ReadFile("data/wbl/00000000")
@@ -681,7 +689,7 @@ func TestWBLRecopy(t *testing.T) {
 	require.Len(t, got, 4)
 
 	for range 2 { // the second Open finds nothing to copy
-		db, err = Open("data", nil, nil, wblTestOptions(fsys))
+		db, err := Open("data", nil, nil, wblTestOptions(fsys))
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 		got, _ = readWBLDir(t, fsys, "data/wbl")
@@ -695,16 +703,7 @@ func TestWBLRecopy(t *testing.T) {
 // copies every one of them again.
 func TestWBLTornRunRecopied(t *testing.T) {
 	fsys := vfs.NewMemFS()
-	db, err := Open("data", nil, nil, wblTestOptions(fsys))
-	require.NoError(t, err)
-	appendKinds(t, db, 1000, 1)
-	appendKinds(t, db, 500, 2)
-	appendKinds(t, db, 2000, 3)
-	appendKinds(t, db, 600, 4)
-	require.NoError(t, db.Close())
-	all, runs := readWBLDir(t, fsys, "data/wbl")
-	require.Len(t, all, 8)
-	require.Equal(t, 2, runs)
+	all := twoCopyRuns(t, fsys)
 
 	// Keep the first run whole and the second's WBLCopy record with two
 	// of its four sample records.
@@ -720,7 +719,7 @@ func TestWBLTornRunRecopied(t *testing.T) {
 	require.NoError(t, r.Err())
 	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
 
-	db, err = Open("data", nil, nil, wblTestOptions(fsys))
+	db, err := Open("data", nil, nil, wblTestOptions(fsys))
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	got, runs := readWBLDir(t, fsys, "data/wbl")

@@ -196,25 +196,7 @@ func BenchmarkPromQLReopened(b *testing.B) {
 			require.NoError(b, err)
 			b.Cleanup(func() { require.NoError(b, s.close()) })
 			end := time.UnixMilli(maxTime(240, c.targets()))
-			for _, q := range promqlQueries(c, 240) {
-				b.Run("query="+q.name, func(b *testing.B) {
-					b.ReportAllocs()
-					ctx := context.Background()
-					for b.Loop() {
-						var pq promql.Query
-						var err error
-						if q.span == 0 {
-							pq, err = engine.NewInstantQuery(ctx, s.queryable(), nil, q.expr, end)
-						} else {
-							pq, err = engine.NewRangeQuery(ctx, s.queryable(), nil, q.expr, end.Add(-q.span), end, promqlStep)
-						}
-						require.NoError(b, err)
-						res := pq.Exec(ctx)
-						require.NoError(b, res.Err)
-						pq.Close()
-					}
-				})
-			}
+			benchQueries(b, engine, s, promqlQueries(c, 240), end)
 		})
 	}
 }
@@ -365,25 +347,30 @@ func BenchmarkPromQL(b *testing.B) {
 	c := benchCorpus(b)
 	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: math.MaxInt32, Timeout: 10 * time.Minute})
 	forEachIngested(b, c, func(b *testing.B, s store) {
-		end := time.UnixMilli(maxTime(240, c.targets()))
-		for _, q := range promqlQueries(c, 240) {
-			b.Run("query="+q.name, func(b *testing.B) {
-				b.ReportAllocs()
-				ctx := context.Background()
-				for b.Loop() {
-					var pq promql.Query
-					var err error
-					if q.span == 0 {
-						pq, err = engine.NewInstantQuery(ctx, s.queryable(), nil, q.expr, end)
-					} else {
-						pq, err = engine.NewRangeQuery(ctx, s.queryable(), nil, q.expr, end.Add(-q.span), end, promqlStep)
-					}
-					require.NoError(b, err)
-					res := pq.Exec(ctx)
-					require.NoError(b, res.Err)
-					pq.Close()
-				}
-			})
-		}
+		benchQueries(b, engine, s, promqlQueries(c, 240), time.UnixMilli(maxTime(240, c.targets())))
 	})
+}
+
+// benchQueries runs each of qs through engine over s as a sub-benchmark:
+// an instant query at end, or a range query over the span before it.
+func benchQueries(b *testing.B, engine *promql.Engine, s store, qs []promqlQuery, end time.Time) {
+	for _, q := range qs {
+		b.Run("query="+q.name, func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for b.Loop() {
+				var pq promql.Query
+				var err error
+				if q.span == 0 {
+					pq, err = engine.NewInstantQuery(ctx, s.queryable(), nil, q.expr, end)
+				} else {
+					pq, err = engine.NewRangeQuery(ctx, s.queryable(), nil, q.expr, end.Add(-q.span), end, promqlStep)
+				}
+				require.NoError(b, err)
+				res := pq.Exec(ctx)
+				require.NoError(b, res.Err)
+				pq.Close()
+			}
+		})
+	}
 }
