@@ -666,6 +666,24 @@ func twoCopyRuns(t *testing.T, fsys vfs.FS) []wblSample {
 	return all
 }
 
+// cutWBLAfter cuts the first WBL segment of the DB in fsys after its
+// record number last (counted from 0).
+func cutWBLAfter(t *testing.T, fsys *vfs.MemFS, last int) {
+	t.Helper()
+	b, err := fsys.ReadFile("data/wbl/00000000")
+	require.NoError(t, err)
+	r := wlog.NewReader(bytes.NewReader(b))
+	cut := int64(-1)
+	for i := 0; r.Next(); i++ {
+		if i == last {
+			cut = r.Offset()
+		}
+	}
+	require.NoError(t, r.Err())
+	require.GreaterOrEqual(t, cut, int64(0), "the segment has no record %d", last)
+	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
+}
+
 // TestWBLRecopy: late samples that the WAL holds and the WBL lacks (a
 // crash between a commit's two writes) are copied to the WBL by the next
 // Open, once; copies already there and Prometheus's records count as
@@ -674,17 +692,9 @@ func TestWBLRecopy(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	all := twoCopyRuns(t, fsys)
 
-	// Lose the second run, as a crash before its write would.
-	b, err := fsys.ReadFile("data/wbl/00000000")
-	require.NoError(t, err)
-	r := wlog.NewReader(bytes.NewReader(b))
-	var cut int64
-	for i := 0; r.Next(); i++ {
-		if i == 4 { // the first run: WBLCopy and 4 sample records
-			cut = r.Offset()
-		}
-	}
-	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
+	// Lose the second run, as a crash before its write would: keep the
+	// first run, its WBLCopy and 4 sample records.
+	cutWBLAfter(t, fsys, 4)
 	got, _ := readWBLDir(t, fsys, "data/wbl")
 	require.Len(t, got, 4)
 
@@ -707,17 +717,7 @@ func TestWBLTornRunRecopied(t *testing.T) {
 
 	// Keep the first run whole and the second's WBLCopy record with two
 	// of its four sample records.
-	b, err := fsys.ReadFile("data/wbl/00000000")
-	require.NoError(t, err)
-	r := wlog.NewReader(bytes.NewReader(b))
-	var cut int64
-	for i := 0; r.Next(); i++ {
-		if i == 7 {
-			cut = r.Offset()
-		}
-	}
-	require.NoError(t, r.Err())
-	require.NoError(t, fsys.WriteFile("data/wbl/00000000", b[:cut], 0o666))
+	cutWBLAfter(t, fsys, 7)
 
 	db, err := Open("data", nil, nil, wblTestOptions(fsys))
 	require.NoError(t, err)

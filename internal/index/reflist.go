@@ -271,9 +271,6 @@ func (p *packedPostings) At() uint64 {
 // Err implements Postings; a packed list never fails.
 func (p *packedPostings) Err() error { return nil }
 
-// Len returns the number of references the iterator was created with.
-func (p *packedPostings) Len() int { return p.l.n }
-
 // check returns an error if l's form does not follow its length: plain up
 // to packAt references, packed above, with a block table and count that
 // agree and a greatest reference that is the last.
