@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"path/filepath"
 
 	"github.com/isotsdb/tsdb/internal/index"
@@ -199,37 +198,8 @@ func (db *DB) applyDelete(ctx context.Context, mint, maxt int64, ms []*labels.Ma
 	}
 
 	h := db.head
-	add := map[SeriesRef]tombstones.Intervals{}
-	p, err := index.PostingsForMatchers(h.postings, ms...)
+	add, stones, err := h.deletions(mint, maxt, ms)
 	if err != nil {
-		return err
-	}
-	var matched []*memSeries
-	last := int64(math.MinInt64)
-	for p.Next() {
-		s := h.series.getByRef(SeriesRef(p.At()))
-		if s == nil {
-			continue
-		}
-		s.mu.Lock()
-		last = max(last, s.lastTLocked())
-		s.mu.Unlock()
-		matched = append(matched, s)
-	}
-	// The head's intervals end at the newest sample of the matched series
-	// (as Prometheus's do): a range up to MaxInt64 must not swallow every
-	// sample appended after the Delete. One end for all of them, not one
-	// per series: a commit in flight may have reached some of the series
-	// and not others, and must end up deleted in all or in none.
-	var stones []record.Stone
-	if last >= mint {
-		iv := tombstones.Interval{Mint: mint, Maxt: min(maxt, last)}
-		for _, s := range matched {
-			add[s.ref] = tombstones.Intervals{iv}
-			stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: tombstones.Intervals{iv}})
-		}
-	}
-	if err := p.Err(); err != nil {
 		return err
 	}
 	if h.wal != nil && len(stones) > 0 {

@@ -135,6 +135,8 @@ type head struct {
 	// from its check of closed until its samples are applied and logged;
 	// close takes the write side to set closed, so once close returns no
 	// commit is in flight and none will touch the WAL or the head again.
+	// Delete takes the write side too, to read the head between commits
+	// (deletions).
 	// Append reads closed without the lock (a hint: Commit checks again).
 	closeMu lockorder.RWMutex[lockorder.HeadClose]
 	closed  atomic.Bool
@@ -151,6 +153,10 @@ type head struct {
 	// by Commit while its write ID is in flight, before it applies the i-th
 	// sample of the transaction.
 	commitHook func(a *headAppender, i int)
+
+	// deleteHook, if set (by tests only, before the head is used), is
+	// called by deletions after it looked the matching series up.
+	deleteHook func()
 
 	// loggedHook, if set (by tests only, before the head is used), is
 	// called by Commit after it wrote its WAL records, before it applies

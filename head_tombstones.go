@@ -1,6 +1,11 @@
 package tsdb
 
-import "github.com/isotsdb/tsdb/internal/tombstones"
+import (
+	"github.com/isotsdb/tsdb/internal/index"
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/tombstones"
+	"github.com/isotsdb/tsdb/labels"
+)
 
 // The head's tombstones.
 //
@@ -27,6 +32,48 @@ func (t *headTombstones) get(ref SeriesRef) tombstones.Intervals {
 
 // tombstones returns the head's current deletion intervals, nil if none.
 func (h *head) tombstones() *headTombstones { return h.tombs.Load() }
+
+// deletions returns the intervals a Delete of [mint, maxt] adds for the
+// head series matching ms, and the same as WAL stones. It reads the head
+// with no commit in flight (see "Deletes and commits" in isolation.go):
+// each series' interval ends at its newest sample then, so the commits
+// that come after are left whole. Takes closeMu (write side), then
+// MemPostings.mu and each series lock, one at a time.
+func (h *head) deletions(mint, maxt int64, ms []*labels.Matcher) (map[SeriesRef]tombstones.Intervals, []record.Stone, error) {
+	h.closeMu.Lock()
+	defer h.closeMu.Unlock()
+	p, err := index.PostingsForMatchers(h.postings, ms...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.deleteHook != nil {
+		h.deleteHook()
+	}
+	add := map[SeriesRef]tombstones.Intervals{}
+	var stones []record.Stone
+	for p.Next() {
+		s := h.series.getByRef(SeriesRef(p.At()))
+		if s == nil {
+			continue
+		}
+		s.mu.Lock()
+		newest := s.lastTLocked()
+		if _, hi := s.lateBoundsLocked(); hi > newest {
+			newest = hi // only late samples left
+		}
+		s.mu.Unlock()
+		if newest < mint {
+			continue
+		}
+		iv := tombstones.Intervals{{Mint: mint, Maxt: min(maxt, newest)}}
+		add[s.ref] = iv
+		stones = append(stones, record.Stone{Ref: uint64(s.ref), Intervals: iv})
+	}
+	if err := p.Err(); err != nil {
+		return nil, nil, err
+	}
+	return add, stones, nil
+}
 
 // addTombstones installs the head's intervals plus add. Takes tombsMu;
 // Delete calls it holding DB.mu.

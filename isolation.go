@@ -98,6 +98,20 @@ import (
 // (Commit), so it sees the raised bound: its samples before the range's
 // end are late ones, or rejected.
 //
+// Deletes and commits. A Delete's head intervals are time ranges, not
+// write IDs, so it must not read the head while a commit is half applied:
+// a commit that had reached some of the matching series (whose intervals
+// would then cover its samples) and not others, or that created a
+// matching series after the Delete looked them up, would come out deleted
+// in part. So the Delete looks the series up and reads each one's newest
+// sample holding head.closeMu's write side (head.deletions), which waits
+// for the commits in flight and holds new ones back. Each series'
+// interval ends at its own newest sample: every commit applied before
+// is covered whole (in the range), and the in-order samples of every
+// commit applied after lie beyond it. Late samples committed afterwards
+// into a deleted range are deleted, as in a block, in every series the
+// Delete matched.
+//
 // Listing the head's series (DB.HeadSeries, head_series.go) is a read
 // like a Querier's: one snapshot, taken when it starts and held until it
 // returns, and for each series the newest sample visible to it. That is
