@@ -314,6 +314,17 @@ func TestRetention(t *testing.T) {
 		{"size", func(o *Options) { o.MaxBytes = 1 }, func(t *testing.T, blocks []BlockMeta, _ int64) {
 			require.Empty(t, blocks, "every block goes when nothing fits")
 		}},
+		// KeepBlock keeps what it is asked to (odd hours here, as a
+		// shipper keeps unshipped blocks) and nothing else.
+		{"kept", func(o *Options) {
+			o.MaxBytes = 1
+			o.KeepBlock = func(m BlockMeta) bool { return m.MinTime/time.Hour.Milliseconds()%4 == 2 }
+		}, func(t *testing.T, blocks []BlockMeta, _ int64) {
+			require.NotEmpty(t, blocks)
+			for _, b := range blocks {
+				require.EqualValues(t, 2, b.MinTime/time.Hour.Milliseconds()%4, "block %d-%d kept", b.MinTime, b.MaxTime)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -17,6 +17,15 @@ type Options struct {
 	RetentionDuration time.Duration
 	// MaxBytes caps the bytes of blocks on disk; 0 means no cap.
 	MaxBytes int64
+	// KeepBlock, if set, is asked about every block retention (time or
+	// MaxBytes) would delete; a block for which it returns true stays,
+	// and still counts against MaxBytes. A shipper uses it to keep the
+	// blocks it has not uploaded yet. It is called with compaction's lock
+	// held, so it must return quickly and must not call the DB. It does
+	// not stop compaction from replacing blocks by the block it merges
+	// them into (turn compaction off, MaxBlockDuration equal to
+	// MinBlockDuration, to keep every block cut from the head).
+	KeepBlock func(BlockMeta) bool
 	// MinBlockDuration is the time range of the blocks cut from the head,
 	// and the unit in which the head bounds its appendable window. Default 2h.
 	MinBlockDuration time.Duration

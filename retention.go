@@ -9,8 +9,8 @@ import (
 // than RetentionDuration before the newest data (blocks and head), then, if
 // MaxBytes is set, as many as needed to bring the blocks and the WAL under
 // it. Time retention is relative to the data, not to the wall clock, so a
-// DB that stops receiving data keeps its last window. The caller holds
-// cmtx.
+// DB that stops receiving data keeps its last window. Blocks that
+// Options.KeepBlock keeps are not deleted. The caller holds cmtx.
 func (db *DB) applyRetention() error {
 	metas := db.Blocks()
 	if len(metas) == 0 {
@@ -41,6 +41,9 @@ func (db *DB) applyRetention() error {
 				db.metrics.retentionBytes.Inc()
 			}
 		}
+	}
+	if keep := db.opts.KeepBlock; keep != nil {
+		del = slices.DeleteFunc(del, keep)
 	}
 	if len(del) == 0 {
 		return nil
