@@ -86,6 +86,14 @@ type Options struct {
 	// in Prometheus): segments are fsynced when completed and on Close. See
 	// wal.go for what a crash can lose under each policy.
 	WALSyncEveryCommit bool
+	// KeepWALFrom, if set, returns the first WAL segment that a reader of
+	// the WAL (a remote-write sender tailing it) still needs: checkpoints
+	// then remove no segment from that one on, and the WAL grows until the
+	// reader moves on. The reader bounds that growth itself, by moving on
+	// past what it gives up. It is called by head compaction with
+	// compaction's lock held, so it must return quickly and must not call
+	// the DB.
+	KeepWALFrom func() int
 	// NoWAL runs the DB without a write-ahead log: commits are not durable
 	// and the head starts empty at every Open.
 	NoWAL bool

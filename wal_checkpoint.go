@@ -25,8 +25,9 @@ import (
 // head and the samples from mint on (from the oldest late sample the head
 // still holds on, for the series holding one before mint), then removes those segments and the
 // checkpoints before the new one. With fewer than three segments it first
-// starts a new segment and checkpoints all the others. Without a WAL it
-// does nothing. The caller holds cmtx.
+// starts a new segment and checkpoints all the others. It leaves the
+// segments Options.KeepWALFrom names alone. Without a WAL it does
+// nothing. The caller holds cmtx.
 func (db *DB) checkpointWAL(mint int64) error {
 	h := db.head
 	if h.wal == nil {
@@ -64,6 +65,10 @@ func (db *DB) checkpointWAL(mint int64) error {
 			return err
 		}
 		last--
+	}
+	if keep := db.opts.KeepWALFrom; keep != nil {
+		// A reader still needs the segments from keep() on.
+		last = min(last, keep()-1)
 	}
 	if last < first {
 		return nil
