@@ -24,7 +24,9 @@ import (
 //   - check (the offline checker) reads the files with the same layers,
 //     never through the root;
 //   - web, cmd/* and the nested module prom/ are users: the public
-//     packages only (cmd/* also web), never internal/.
+//     packages only (cmd/* also web, and the command-line tool's package
+//     cmd/tsdb/cli, which prom/ builds with more commands), never
+//     internal/.
 //
 // Tests of a package may import whatever the package may, and the public
 // packages besides (tests of internal/ build their data with the root,
@@ -43,8 +45,8 @@ var layering = []struct {
 	{".", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
 	{"check", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
 	{"web", publicPackages},
-	{"cmd/*", append([]string{"web"}, publicPackages...)},
-	{"prom/*", append([]string{"web", "prom/*"}, publicPackages...)},
+	{"cmd/*", append([]string{"web", "cmd/tsdb/cli"}, publicPackages...)},
+	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli"}, publicPackages...)},
 }
 
 // publicPackages are the packages an embedder may import.

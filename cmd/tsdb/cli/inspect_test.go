@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -107,7 +107,7 @@ func tsdbBinary(t *testing.T) string {
 			buildErr = fmt.Errorf("the test builds the command and needs the go command: %w", err)
 			return
 		}
-		out, err := exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command(goBin, "build", "-o", binPath, "..").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}

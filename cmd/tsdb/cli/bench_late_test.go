@@ -1,4 +1,4 @@
-package main
+package cli
 
 // End-to-end tests of bench write's late mode (--late-frac). They need a
 // head that accepts late samples (Options.OutOfOrderTimeWindow): against a

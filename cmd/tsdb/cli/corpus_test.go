@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ func TestBuiltinSeriesIsTestdata(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, zr.Close())
 	require.True(t, bytes.Equal(want, got),
-		"cmd/tsdb/data/20kseries.json.gz (%d bytes unpacked) differs from %s (%d bytes); regenerate it with\n"+
-			"\tgzip -9 -n -c testdata/20kseries.json > cmd/tsdb/data/20kseries.json.gz", len(got), seriesFile, len(want))
+		"cmd/tsdb/cli/data/20kseries.json.gz (%d bytes unpacked) differs from %s (%d bytes); regenerate it with\n"+
+			"\tgzip -9 -n -c testdata/20kseries.json > cmd/tsdb/cli/data/20kseries.json.gz", len(got), seriesFile, len(want))
 }
 
 // TestBenchWriteAnywhere runs the built command in a directory that holds

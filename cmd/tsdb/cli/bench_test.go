@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 // seriesFile is the repository's corpus, seen from this package.
-const seriesFile = "../../testdata/20kseries.json"
+const seriesFile = "../../../testdata/20kseries.json"
 
 // runCLI runs the command in-process and returns its exit code and output.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

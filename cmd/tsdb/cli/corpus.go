@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // works from any directory. TestBuiltinSeriesIsTestdata keeps the two
 // identical; after a change to the corpus, regenerate the copy with
 //
-//	gzip -9 -n -c testdata/20kseries.json > cmd/tsdb/data/20kseries.json.gz
+//	gzip -9 -n -c testdata/20kseries.json > cmd/tsdb/cli/data/20kseries.json.gz
 //
 //go:embed data/20kseries.json.gz
 var builtinSeries []byte
