@@ -240,7 +240,7 @@ func (s *Shipper) uploadRetry(ctx context.Context, name string, r io.ReaderAt, s
 	bo := s.opts.Backoff
 	var err error
 	for try := 1; ; try++ {
-		err = s.bkt.Upload(ctx, name, io.NewSectionReader(r, 0, size))
+		err = s.bkt.Upload(ctx, name, sizedReader{io.NewSectionReader(r, 0, size)})
 		if err == nil {
 			s.metrics.bytesUploaded.Add(float64(size))
 			if s.opts.Progress != nil {
@@ -263,3 +263,10 @@ func (s *Shipper) uploadRetry(ctx context.Context, name string, r io.ReaderAt, s
 		}
 	}
 }
+
+// sizedReader tells objstore the size of what it uploads (objstore's
+// ObjectSizer), which lets the S3 client choose between a single PUT and
+// a multipart upload instead of buffering parts of unknown length.
+type sizedReader struct{ *io.SectionReader }
+
+func (r sizedReader) ObjectSize() (int64, error) { return r.Size(), nil }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -457,6 +458,35 @@ func TestRetries(t *testing.T) {
 			require.Equal(t, failed, n2)
 		})
 	}
+}
+
+// TestUploadReaderSize: the readers handed to Upload tell their size, so
+// the S3 client need not guess.
+func TestUploadReaderSize(t *testing.T) {
+	dir := testDataDir(t, small)
+	var sizes []int64
+	bkt := &recordingBucket{Bucket: objstore.NewInMemBucket()}
+	s, err := New(dir, &sizeCheckBucket{Bucket: bkt, t: t, sizes: &sizes}, nil)
+	require.NoError(t, err)
+	_, err = s.Sync(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, sizes)
+	for _, n := range sizes {
+		require.Positive(t, n)
+	}
+}
+
+type sizeCheckBucket struct {
+	objstore.Bucket
+	t     *testing.T
+	sizes *[]int64
+}
+
+func (b *sizeCheckBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
+	n, err := objstore.TryToGetSize(r)
+	require.NoError(b.t, err, name)
+	*b.sizes = append(*b.sizes, n)
+	return b.Bucket.Upload(ctx, name, r, opts...)
 }
 
 func TestBackoffDelay(t *testing.T) {
