@@ -192,21 +192,28 @@ func TestS3KillMidUpload(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
+	syncStart := time.Now()
 	n, err := s.Sync(ctx)
+	t.Logf("Sync with the kill took %s: %v", time.Since(syncStart).Round(time.Millisecond), err)
 	require.ErrorIs(t, err, ErrSync)
 	require.Equal(t, 1, n, "the block before the kill")
 	require.False(t, s.Shipped(blocks[1].meta.ULID))
 	require.True(t, s.KeepBlock(blocks[1].meta))
 
 	// Restart the server on the same directory and ports.
+	restart := time.Now()
 	w.start()
 	waitUp(t, inner)
+	w.warmUp("blocks")
+	t.Logf("server restarted in %s", time.Since(restart).Round(time.Millisecond))
 	require.Equal(t, 1, requireWholeBlocks(t, inner), "only the block shipped before the kill is visible")
 
 	// A restarted shipper finishes the job.
 	s2, err := New(dir, bkt, opts)
 	require.NoError(t, err)
+	syncStart = time.Now()
 	n, err = s2.Sync(ctx)
+	t.Logf("Sync after the restart took %s", time.Since(syncStart).Round(time.Millisecond))
 	require.NoError(t, err)
 	require.Equal(t, len(blocks)-1, n)
 	require.Equal(t, len(blocks), requireWholeBlocks(t, inner))
