@@ -30,8 +30,8 @@ type blockSpec struct {
 }
 
 // makeBlocks writes spec.series series, one float sample each 15 s over
-// spec.hours hours of data time, into a new DB at dir, compacts it and
-// closes it. It returns the samples written, by series, for comparison.
+// spec.hours hours of data time, into a new DB at dir, compacts it (which
+// cuts 2 h blocks and leaves the newest data in the head) and closes it.
 func makeBlocks(t testing.TB, dir string, spec blockSpec) {
 	t.Helper()
 	o := tsdb.DefaultOptions()
