@@ -143,6 +143,8 @@ type thanosDownsample struct {
 
 // thanosFile is one entry of thanos.files. meta.json is listed without a
 // size, as Thanos lists it (its size changes when the section is added).
+// Thanos lists chunks/*, index and meta.json; tombstones, when the block
+// has the file, is listed too, since it is uploaded.
 type thanosFile struct {
 	RelPath   string `json:"rel_path"`
 	SizeBytes int64  `json:"size_bytes,omitempty"`
@@ -163,6 +165,8 @@ func bucketMeta(raw []byte, files []blockFile, labels map[string]string, source 
 		t.Files = append(t.Files, thanosFile{RelPath: bf.rel, SizeBytes: bf.size})
 	}
 	t.Files = append(t.Files, thanosFile{RelPath: metaFilename})
+	// Sorted by path, as Thanos sorts the list it gathers.
+	slices.SortFunc(t.Files, func(a, b thanosFile) int { return strings.Compare(a.RelPath, b.RelPath) })
 	tb, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("ship: encode thanos section: %w", err)

@@ -192,7 +192,7 @@ func (s *Shipper) Sync(ctx context.Context) (uploaded int, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return uploaded, fmt.Errorf("%w: %d: %w", ErrSync, len(errs), errors.Join(errs...))
+		return uploaded, fmt.Errorf("%w (%d errors): %w", ErrSync, len(errs), errors.Join(errs...))
 	}
 	return uploaded, nil
 }

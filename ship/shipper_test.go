@@ -177,15 +177,26 @@ func TestSync(t *testing.T) {
 					require.Equal(t, "sidecar", m.Thanos.Source)
 					require.Zero(t, m.Thanos.Downsample.Resolution)
 					require.NotEmpty(t, m.Thanos.Files)
-					last := m.Thanos.Files[len(m.Thanos.Files)-1]
-					require.Equal(t, metaFilename, last.RelPath)
+					require.True(t, slices.IsSortedFunc(m.Thanos.Files, func(a, b struct {
+						RelPath   string `json:"rel_path"`
+						SizeBytes int64  `json:"size_bytes"`
+					}) int {
+						return strings.Compare(a.RelPath, b.RelPath)
+					}), "files sorted by path, as Thanos sorts them")
 					var rels []string
-					for _, f := range m.Thanos.Files[:len(m.Thanos.Files)-1] {
+					sawMeta := false
+					for _, f := range m.Thanos.Files {
+						if f.RelPath == metaFilename {
+							require.Zero(t, f.SizeBytes, "meta.json is listed without size")
+							sawMeta = true
+							continue
+						}
 						fi, err := os.Stat(filepath.Join(blockDir(dir, b), filepath.FromSlash(f.RelPath)))
 						require.NoError(t, err)
 						require.Equal(t, fi.Size(), f.SizeBytes, f.RelPath)
 						rels = append(rels, f.RelPath)
 					}
+					require.True(t, sawMeta)
 					require.Contains(t, rels, indexFilename)
 					// The bucket has exactly the listed files.
 					var inBucket []string
