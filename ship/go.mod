@@ -13,6 +13,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	github.com/thanos-io/objstore v0.0.0-20250804093838-71d60dfee488
+	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.46.0
 )
 

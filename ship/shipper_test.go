@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/thanos-io/objstore"
 	"github.com/thanos-io/objstore/providers/filesystem"
+	"go.uber.org/goleak"
 
 	"github.com/isotsdb/tsdb"
 )
@@ -78,10 +80,24 @@ func testDataDir(t *testing.T, spec blockSpec) string {
 	return dst
 }
 
+// TestMain removes the template data directories, and fails the run if a
+// test left a goroutine behind (a Run loop that did not stop, an upload
+// still going). Idle HTTP connections of the S3 client are not leaks.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, dir := range templates {
 		os.RemoveAll(dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(
+			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+			// Started at init by a provider objstore's client package imports.
+			goleak.IgnoreTopFunction("github.com/baidubce/bce-sdk-go/util/log.NewLogger.func1"),
+		); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
