@@ -67,8 +67,15 @@ func New(dataDir string, bkt objstore.Bucket, opts *Options) (*Shipper, error) {
 // the block is one the shipper will upload and has not uploaded yet. It
 // returns false for blocks the shipper never uploads (compacted blocks
 // without Options.UploadCompacted) and always false with
-// Options.AllowDeleteUnshipped. Pass it as tsdb.Options.KeepBlock; it is
-// fast and takes only a read lock that Sync holds briefly.
+// Options.AllowDeleteUnshipped. Pass it as tsdb.Options.KeepBlock: the DB
+// calls it with its compaction lock held, and it only reads the set of
+// shipped blocks under a read lock (Sync takes the write lock just to add
+// a block), so it is fast and never calls the DB.
+//
+// It holds off retention, not compaction: with compaction on
+// (MaxBlockDuration greater than MinBlockDuration) a level-1 block can be
+// merged into a larger block before it is shipped, and that data reaches
+// the bucket only with Options.UploadCompacted, as with Thanos's sidecar.
 func (s *Shipper) KeepBlock(m tsdb.BlockMeta) bool {
 	if s.opts.AllowDeleteUnshipped || !s.wants(m) {
 		return false
