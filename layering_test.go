@@ -23,7 +23,7 @@ import (
 //   - the root may import all of the above;
 //   - check (the offline checker) reads the files with the same layers,
 //     never through the root;
-//   - web, cmd/* and the nested module prom/ are users: the public
+//   - web, cmd/* and the nested modules prom/ and ship/ are users: the public
 //     packages only (cmd/* also web, and the command-line tool's package
 //     cmd/tsdb/cli, which prom/ builds with more commands), never
 //     internal/.
@@ -47,6 +47,8 @@ var layering = []struct {
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web", "cmd/tsdb/cli"}, publicPackages...)},
 	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli"}, publicPackages...)},
+	{"ship", publicPackages},
+	{"ship/*", append([]string{"ship", "ship/*", "cmd/tsdb/cli"}, publicPackages...)},
 }
 
 // publicPackages are the packages an embedder may import.
@@ -135,11 +137,11 @@ func TestMayImport(t *testing.T) {
 
 const modulePath = "github.com/isotsdb/tsdb"
 
-// TestLayering checks every import of the module's packages, and of
-// prom/'s, against the layering table.
+// TestLayering checks every import of the module's packages, and of the
+// nested modules prom/ and ship/, against the layering table.
 func TestLayering(t *testing.T) {
 	var bad []string
-	for _, dir := range []string{".", "prom"} {
+	for _, dir := range []string{".", "prom", "ship"} {
 		for _, e := range moduleImports(t, dir) {
 			if !mayImport(e.from, e.to, e.test) {
 				where := "package"
