@@ -1,0 +1,24 @@
+// Package remote sends the samples an isotsdb DB writes to its WAL to a
+// Prometheus remote-write 1.0 receiver.
+//
+// A Sender tails DIR/wal the way Prometheus's queue manager tails its own
+// WAL: it reads the newest checkpoint for series definitions, then the
+// segments in order, and follows the newest segment as it grows (polling,
+// or woken by Notify). Float samples are relabeled per series, given the
+// external labels, spread over shards by series and sent in batches with
+// retries (see client.go).
+//
+// Delivery is at least once. The sender remembers the WAL position up to
+// which every sample it read was acknowledged by the receiver (tracker.go)
+// and persists it in DIR/remote/<name>.position (position.go); a new Sender
+// over the same directory resumes there. KeepWALFrom tells the DB which
+// segments must survive checkpoints for that to hold, within a configured
+// cap on how far the sender may fall behind (keep.go).
+//
+// Files: sender.go (lifecycle), config.go, tail.go (WAL reading),
+// series.go (ref to labels), shards.go (queues and batching), client.go
+// (HTTP and retries), tracker.go (acknowledged position), position.go
+// (position file), keep.go (KeepWALFrom), metrics.go.
+//
+// Not sent: native histograms, exemplars and metadata (float samples only).
+package remote

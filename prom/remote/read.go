@@ -1,0 +1,308 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/wlog"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// errPastTarget stops a series-only scan at the resume position.
+var errPastTarget = errors.New("remote: past the resume position")
+
+// read is the reader goroutine: it rebuilds the series map up to the
+// acknowledged position, then tails the WAL from there until ctx ends.
+func (s *Sender) read(ctx context.Context) {
+	cur := s.catchUp(ctx)
+	for ctx.Err() == nil {
+		s.maybeReshard()
+		if skip := int(s.skipTo.Load()); skip > cur.Segment {
+			cur = s.skipAhead(ctx, cur, skip)
+			continue
+		}
+		s.metrics.walSegment.Set(float64(cur.Segment))
+		path := wlog.SegmentName(s.walDir, cur.Segment)
+		off, err := readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
+		cur.Offset = off
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil || errors.Is(err, errTornTail):
+			segs := s.listSegments()
+			i, _ := slices.BinarySearch(segs, cur.Segment+1)
+			if i == len(segs) {
+				s.wait(ctx) // at the end of the newest segment: tail it
+				continue
+			}
+			// A newer segment exists, so this one is complete; what the
+			// first read missed was written before the new one began.
+			off, err = readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
+			if ctx.Err() != nil {
+				return
+			}
+			if errNotExist(err) {
+				cur = s.lost(cur)
+				continue
+			}
+			if err != nil {
+				s.logger.Error("remote write: damaged WAL segment, skipping its rest", "segment", cur.Segment, "offset", off, "err", err)
+			}
+			if gap := segs[i] - cur.Segment - 1; gap > 0 {
+				s.metrics.segmentsLost.Add(float64(gap))
+				s.logger.Warn("remote write: WAL segments missing", "from", cur.Segment+1, "to", segs[i]-1)
+			}
+			cur = wlog.Position{Segment: segs[i]}
+		case errNotExist(err):
+			segs := s.listSegments()
+			if len(segs) == 0 || cur.Segment > segs[len(segs)-1] {
+				s.wait(ctx) // not created yet
+				continue
+			}
+			cur = s.lost(cur)
+		default:
+			s.logger.Error("remote write: reading WAL", "segment", cur.Segment, "err", err)
+			s.wait(ctx)
+		}
+	}
+}
+
+// wait sleeps for a poll interval, or until Notify or ctx ends.
+func (s *Sender) wait(ctx context.Context) {
+	t := time.NewTimer(s.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.notify:
+	case <-ctx.Done():
+	}
+}
+
+// listSegments returns the WAL's segment indexes (nil on error, which is
+// logged) and records the newest for KeepWALFrom.
+func (s *Sender) listSegments() []int {
+	segs, err := wlog.SegmentIndexes(vfs.OS(), s.walDir)
+	if err != nil {
+		s.logger.Error("remote write: listing WAL segments", "err", err)
+		return nil
+	}
+	if len(segs) > 0 {
+		s.newestSeg.Store(int64(segs[len(segs)-1]))
+	}
+	return segs
+}
+
+// lost handles the segment of cur having been removed before the reader
+// finished it (a checkpoint truncated it): the samples are lost. It counts
+// and logs the loss, reloads series from the newest checkpoint and returns
+// the start of the first segment present after cur.
+func (s *Sender) lost(cur wlog.Position) wlog.Position {
+	segs := s.listSegments()
+	i, _ := slices.BinarySearch(segs, cur.Segment+1)
+	next := cur.Segment + 1
+	if i < len(segs) {
+		next = segs[i]
+	}
+	s.metrics.segmentsLost.Add(float64(next - cur.Segment))
+	s.logger.Warn("remote write: WAL segments removed before they were sent; their samples are lost",
+		"from", cur.Segment, "to", next-1)
+	s.loadCheckpoint()
+	return wlog.Position{Segment: next}
+}
+
+// loadCheckpoint reads the series of the newest checkpoint, if any, into
+// the series map. It returns the checkpoint's index, or -1.
+func (s *Sender) loadCheckpoint() int {
+	name, idx, err := wlog.LastCheckpoint(vfs.OS(), s.walDir)
+	if errors.Is(err, wlog.ErrNotFound) {
+		return -1
+	}
+	if err != nil {
+		s.logger.Error("remote write: finding checkpoint", "err", err)
+		return -1
+	}
+	rd, err := wlog.NewSegmentsReader(vfs.OS(), name)
+	if err != nil {
+		s.logger.Error("remote write: reading checkpoint", "checkpoint", name, "err", err)
+		return -1
+	}
+	defer rd.Close()
+	r := wlog.NewReader(rd)
+	for r.Next() {
+		s.seriesOnly(r.Record())
+	}
+	if err := r.Err(); err != nil {
+		s.logger.Error("remote write: reading checkpoint", "checkpoint", name, "err", err)
+	}
+	return idx
+}
+
+// seriesOnly applies a Series record to the series map and ignores other
+// records. It returns the number of samples in a samples record, for
+// counting what a skip gives up.
+func (s *Sender) seriesOnly(rec []byte) int {
+	if len(rec) == 0 {
+		return 0
+	}
+	switch record.Type(rec[0]) {
+	case record.Series:
+		s.defineSeries(rec)
+	case record.Samples, record.SamplesV2:
+		var err error
+		s.samples, err = s.dec.Samples(rec, s.samples[:0])
+		if err == nil {
+			return len(s.samples)
+		}
+	}
+	return 0
+}
+
+func (s *Sender) defineSeries(rec []byte) {
+	var err error
+	s.refs, err = s.dec.Series(rec, s.refs[:0])
+	if err != nil {
+		s.logger.Error("remote write: bad series record", "err", err)
+		return
+	}
+	for _, r := range s.refs {
+		s.series.set(r.Ref, r.Labels)
+	}
+}
+
+// catchUp rebuilds the series map from the newest checkpoint and the
+// records before the resume position, and returns where sending starts.
+func (s *Sender) catchUp(ctx context.Context) wlog.Position {
+	s.loadCheckpoint()
+	segs := s.listSegments()
+	if !s.resume {
+		if len(segs) == 0 {
+			return wlog.Position{}
+		}
+		return wlog.Position{Segment: segs[0]}
+	}
+	target := s.start
+	for _, seg := range segs {
+		if seg > target.Segment || ctx.Err() != nil {
+			break
+		}
+		_, err := readSegment(wlog.SegmentName(s.walDir, seg), 0, func(rec []byte, end int64) error {
+			if seg == target.Segment && end > target.Offset {
+				return errPastTarget
+			}
+			s.seriesOnly(rec)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errPastTarget) {
+			s.logger.Warn("remote write: reading series before the resume position", "segment", seg, "err", err)
+		}
+	}
+	if len(segs) > 0 && target.Segment < segs[0] {
+		s.metrics.segmentsLost.Add(float64(segs[0] - target.Segment))
+		s.logger.Warn("remote write: WAL segments removed before they were sent; their samples are lost",
+			"from", target.Segment, "to", segs[0]-1)
+		return wlog.Position{Segment: segs[0]}
+	}
+	return target
+}
+
+// skipAhead gives up the segments from cur to skip (exclusive), which
+// KeepWALFrom abandoned: it reads their series, counts their samples as
+// skipped and the segments as dropped, and returns the start of skip.
+func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlog.Position {
+	skipped, gone := 0, false
+	for seg := cur.Segment; seg < skip && ctx.Err() == nil; seg++ {
+		off := int64(0)
+		if seg == cur.Segment {
+			off = cur.Offset
+		}
+		_, err := readSegment(wlog.SegmentName(s.walDir, seg), off, func(rec []byte, _ int64) error {
+			skipped += s.seriesOnly(rec)
+			return nil
+		})
+		if errNotExist(err) {
+			gone = true
+		}
+	}
+	if gone {
+		s.loadCheckpoint()
+	}
+	s.metrics.segmentsDropped.Add(float64(skip - cur.Segment))
+	s.metrics.samplesSkipped.Add(float64(skipped))
+	s.logger.Warn("remote write: sender too far behind, WAL segments given up",
+		"from", cur.Segment, "to", skip-1, "samples", skipped)
+	next := wlog.Position{Segment: skip}
+	s.tracker.add(next, 0)
+	return next
+}
+
+// sendRecord returns the function readSegment calls for each record of
+// segment seg while tailing: it updates the series map, queues samples
+// and registers every record with the tracker. Records other than series
+// and float samples are passed over.
+func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end int64) error {
+	return func(rec []byte, end int64) error {
+		pos := wlog.Position{Segment: seg, Offset: end}
+		if len(rec) == 0 {
+			s.tracker.add(pos, 0)
+			return nil
+		}
+		switch record.Type(rec[0]) {
+		case record.Series:
+			s.defineSeries(rec)
+		case record.Samples, record.SamplesV2:
+			return s.queueSamples(ctx, rec, pos)
+		}
+		s.tracker.add(pos, 0)
+		return nil
+	}
+}
+
+// queueSamples queues the samples of a samples record ending at pos.
+func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position) error {
+	var err error
+	s.samples, err = s.dec.Samples(rec, s.samples[:0])
+	if err != nil {
+		s.logger.Error("remote write: bad samples record", "segment", pos.Segment, "offset", pos.Offset, "err", err)
+		s.tracker.add(pos, 0)
+		return nil
+	}
+	n := len(s.shards.shards)
+	if len(s.staging) < n {
+		s.staging = make([][]item, n)
+	}
+	for i := range n {
+		s.staging[i] = s.staging[i][:0]
+	}
+	kept, dropped := 0, 0
+	for _, smp := range s.samples {
+		se := s.series.get(smp.Ref)
+		if se == nil {
+			dropped++
+			continue
+		}
+		i := int(smp.Ref % uint64(n))
+		s.staging[i] = append(s.staging[i], item{s: se, t: smp.T, v: smp.V})
+		kept++
+	}
+	if dropped > 0 {
+		s.metrics.samplesDropped.Add(float64(dropped))
+	}
+	seq := s.tracker.add(pos, kept)
+	for i := range n {
+		st := s.staging[i]
+		if len(st) == 0 {
+			continue
+		}
+		for j := range st {
+			st[j].seq = seq
+		}
+		if err := s.shards.enqueue(ctx, i, st); err != nil {
+			return err
+		}
+		clear(st) // drop series references held by the staging slices
+	}
+	return nil
+}
