@@ -1,0 +1,33 @@
+package remote
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSendToPrometheus ingests into isotsdb while a sender runs and checks
+// that Prometheus's receiver holds every sample exactly once.
+func TestSendToPrometheus(t *testing.T) {
+	rv := newReceiver(t)
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	reg := prometheus.NewRegistry()
+	s, err := New(dir, testConfig(rv.url(t)), nil, reg)
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	want := ingest(t, db, 50, 0, 200*15000, 15000, s.Notify)
+	waitFor(t, 20*time.Second, "all samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Equal(t, want, rv.counts(t))
+	seen, total := rv.deliveries()
+	require.Equal(t, want, seen, "every sample delivered exactly once")
+	require.Equal(t, len(want), total)
+	require.Equal(t, float64(len(want)), testutil.ToFloat64(s.metrics.samplesSent))
+	require.Zero(t, testutil.ToFloat64(s.metrics.samplesFailed))
+	require.Equal(t, float64(200*15), testutil.ToFloat64(s.metrics.highestSent))
+}
