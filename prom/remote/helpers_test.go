@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,8 +48,48 @@ func newReceiver(t *testing.T) *receiver {
 	rv := &receiver{db: db}
 	rv.handler = promremote.NewWriteHandler(nil, nil, db, remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false)
 	rv.srv = httptest.NewServer(rv)
-	t.Cleanup(rv.srv.Close)
+	t.Cleanup(func() {
+		rv.mu.Lock()
+		srv := rv.srv
+		rv.mu.Unlock()
+		if srv != nil {
+			srv.Close()
+		}
+	})
 	return rv
+}
+
+// kill closes the server and every connection to it.
+func (rv *receiver) kill() {
+	rv.mu.Lock()
+	srv := rv.srv
+	rv.mu.Unlock()
+	srv.CloseClientConnections()
+	srv.Close()
+}
+
+// restart listens again on the address of the killed server.
+func (rv *receiver) restart(t *testing.T) {
+	t.Helper()
+	rv.mu.Lock()
+	addr := rv.srv.Listener.Addr().String()
+	rv.mu.Unlock()
+	var l net.Listener
+	var err error
+	for range 100 { // the port may take a moment to be free again
+		if l, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(rv)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	rv.mu.Lock()
+	rv.srv = srv
+	rv.mu.Unlock()
 }
 
 func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -124,6 +165,8 @@ func (rv *receiver) setHook(h func(w http.ResponseWriter, r *http.Request) bool)
 }
 
 func (rv *receiver) url(t *testing.T) *url.URL {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
 	u, err := url.Parse(rv.srv.URL + "/api/v1/write")
 	require.NoError(t, err)
 	return u
