@@ -23,6 +23,7 @@ func (s *Sender) KeepWALFrom() int {
 					break
 				}
 			}
+			signal(s.skipCh)
 			s.Notify()
 		}
 	}

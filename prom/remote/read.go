@@ -11,6 +11,9 @@ import (
 	"github.com/isotsdb/tsdb/vfs"
 )
 
+// errSkip makes the reader stop queueing and skip ahead (keep.go).
+var errSkip = errors.New("remote: skipping ahead")
+
 // errPastTarget stops a series-only scan at the resume position.
 var errPastTarget = errors.New("remote: past the resume position")
 
@@ -31,6 +34,8 @@ func (s *Sender) read(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
+		case errors.Is(err, errSkip):
+			continue
 		case err == nil || errors.Is(err, errTornTail):
 			segs := s.listSegments()
 			i, _ := slices.BinarySearch(segs, cur.Segment+1)
@@ -43,6 +48,9 @@ func (s *Sender) read(ctx context.Context) {
 			off, err = readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, errSkip) {
+				continue
 			}
 			if errNotExist(err) {
 				cur = s.lost(cur)
@@ -299,7 +307,15 @@ func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position
 		for j := range st {
 			st[j].seq = seq
 		}
-		if err := s.shards.enqueue(ctx, i, st); err != nil {
+		if err := s.shards.enqueue(ctx, i, st, s.skipCh); err != nil {
+			if errors.Is(err, errSkip) {
+				// Given up: what was not queued will never be acknowledged.
+				rest := 0
+				for _, st := range s.staging[i:n] {
+					rest += len(st)
+				}
+				s.tracker.done(seq, rest)
+			}
 			return err
 		}
 		clear(st) // drop series references held by the staging slices

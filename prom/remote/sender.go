@@ -39,6 +39,7 @@ type Sender struct {
 	highest   atomic.Int64 // highest timestamp acknowledged, ms
 	lastRetry atomic.Int64 // unix ns of the last failed attempt
 	notify    chan struct{}
+	skipCh    chan struct{} // capacity 1: skipTo was raised
 
 	// Owned by the reader goroutine; by Stop once the reader has exited.
 	series    *seriesMap
@@ -46,7 +47,6 @@ type Sender struct {
 	shards    *shardSet
 	samples   []record.RefSample
 	refs      []record.RefSeries
-	items     []item
 	staging   [][]item
 	nextShard time.Time // when to reconsider the number of shards
 
@@ -83,6 +83,7 @@ func New(dir string, cfg Config, logger *slog.Logger, reg prometheus.Registerer)
 		metrics: m,
 		client:  &client{url: cfg.URL.String(), hc: cfg.Client, timeout: cfg.Timeout, headers: cfg.Headers},
 		notify:  make(chan struct{}, 1),
+		skipCh:  make(chan struct{}, 1),
 		series:  newSeriesMap(cfg.ExternalLabels, cfg.RelabelConfigs),
 	}
 	s.start, s.resume, err = readPosition(s.posPath)
@@ -148,9 +149,13 @@ func (s *Sender) Stop() error {
 }
 
 // Position returns the acknowledged position: every sample of the WAL
-// records that end at or before it was acknowledged or given up.
+// records that end at or before it was acknowledged or given up (by the
+// backlog cap, which moves it to the start of the first segment kept).
 func (s *Sender) Position() wlog.Position {
 	p, _ := s.tracker.position()
+	if skip := int(s.skipTo.Load()); skip > p.Segment {
+		p = wlog.Position{Segment: skip}
+	}
 	return p
 }
 
@@ -176,6 +181,7 @@ func (s *Sender) writePositions() {
 			return
 		case <-t.C:
 		}
+		s.listSegments() // keeps newestSeg fresh for KeepWALFrom while the reader waits
 		if p := s.Position(); p != last {
 			if err := s.savePosition(); err != nil {
 				s.logger.Error("remote write: cannot write position", "err", err)

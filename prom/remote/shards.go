@@ -68,9 +68,10 @@ func newShardSet(s *Sender, n int) *shardSet {
 }
 
 // enqueue appends items to shard i, waiting while the shard holds
-// Capacity samples or more. It returns ctx's error if ctx ends first (then
-// only some items may have been queued).
-func (set *shardSet) enqueue(ctx context.Context, i int, items []item) error {
+// Capacity samples or more. It appends all items or none: it returns ctx's
+// error if ctx ends first, and errSkip if KeepWALFrom asks the reader to
+// skip ahead (signalled on skip) while it waits.
+func (set *shardSet) enqueue(ctx context.Context, i int, items []item, skip <-chan struct{}) error {
 	sh := set.shards[i]
 	capacity, batch := set.s.cfg.Capacity, set.s.cfg.MaxSamplesPerSend
 	sh.mu.Lock()
@@ -80,6 +81,8 @@ func (set *shardSet) enqueue(ctx context.Context, i int, items []item) error {
 		case <-sh.space:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-skip:
+			return errSkip
 		}
 		sh.mu.Lock()
 	}
