@@ -166,9 +166,7 @@ func TestReadSegmentResume(t *testing.T) {
 		}
 
 		// Cut the file inside the last record.
-		fi, err := os.Stat(path)
-		require.NoError(t, err)
-		cut := ends[len(ends)-2] + (fi.Size()-ends[len(ends)-2])/2
+		cut := ends[len(ends)-2] + (ends[len(ends)-1]-ends[len(ends)-2])/2
 		require.NoError(t, os.Truncate(path, cut))
 		last, err := readSegment(path, ends[len(ends)-3], func([]byte, int64) error { return nil })
 		require.True(t, errors.Is(err, errTornTail), "%v", err)
