@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,4 +31,31 @@ func TestSendToPrometheus(t *testing.T) {
 	require.Equal(t, float64(len(want)), testutil.ToFloat64(s.metrics.samplesSent))
 	require.Zero(t, testutil.ToFloat64(s.metrics.samplesFailed))
 	require.Equal(t, float64(200*15), testutil.ToFloat64(s.metrics.highestSent))
+}
+
+// TestRelabelAndExternalLabels: external labels reach every series, and
+// series dropped by relabeling send nothing.
+func TestRelabelAndExternalLabels(t *testing.T) {
+	rv := newReceiver(t)
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	cfg := testConfig(rv.url(t))
+	cfg.ExternalLabels = promLabels("cluster", "c1")
+	cfg.RelabelConfigs = dropJob("j1")
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	all := ingest(t, db, 9, 0, 50*15000, 15000, s.Notify)
+	want := map[string]int{}
+	for k := range all {
+		if strings.Contains(k, `job="j1"`) {
+			continue
+		}
+		want[strings.Replace(k, `{__name__="m", `, `{__name__="m", cluster="c1", `, 1)] = 1
+	}
+	waitFor(t, 20*time.Second, "kept samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Equal(t, want, rv.counts(t))
+	require.Equal(t, float64(len(all)-len(want)), testutil.ToFloat64(s.metrics.samplesDropped))
 }
