@@ -4,9 +4,10 @@
 // A Sender tails DIR/wal the way Prometheus's queue manager tails its own
 // WAL: it reads the newest checkpoint for series definitions, then the
 // segments in order, and follows the newest segment as it grows (polling,
-// or woken by Notify). Float samples are relabeled per series, given the
-// external labels, spread over shards by series and sent in batches with
-// retries (see client.go).
+// or woken by Notify). Float samples and native histograms (integer and
+// float, exponential and custom buckets) are sent for series kept by
+// relabeling, with the external labels added, spread over shards by series
+// and sent in batches with retries (see sender.go, client.go).
 //
 // Delivery is at least once. The sender remembers the WAL position up to
 // which every sample it read was acknowledged by the receiver (tracker.go)
@@ -20,5 +21,6 @@
 // (HTTP and retries), tracker.go (acknowledged position), position.go
 // (position file), keep.go (KeepWALFrom), metrics.go.
 //
-// Not sent: native histograms, exemplars and metadata (float samples only).
+// Not sent: exemplars, metadata, start timestamps (remote write 1.0 has no
+// field for them) and tombstones. Only remote write 1.0 is spoken.
 package remote

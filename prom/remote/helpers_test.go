@@ -143,6 +143,10 @@ func (rv *receiver) record(body []byte) {
 			rv.seen[fmt.Sprintf("%s@%d=%g", ls, smp.Timestamp, smp.Value)]++
 			rv.samples++
 		}
+		for _, h := range ts.Histograms {
+			rv.seen[fmt.Sprintf("%s@%d=histogram", ls, h.Timestamp)]++
+			rv.samples++
+		}
 	}
 }
 
@@ -272,4 +276,9 @@ func received(want, got map[string]int) (missing int) {
 		}
 	}
 	return missing
+}
+
+// promMatcher matches every series.
+func promMatcher() *plabels.Matcher {
+	return plabels.MustNewMatcher(plabels.MatchRegexp, "__name__", ".+")
 }

@@ -6,8 +6,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/prometheus/prompb"
+
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/wlog"
+	promstorage "github.com/isotsdb/tsdb/prom/storage"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -149,8 +152,8 @@ func (s *Sender) loadCheckpoint() int {
 }
 
 // seriesOnly applies a Series record to the series map and ignores other
-// records. It returns the number of samples in a samples record, for
-// counting what a skip gives up.
+// records. It returns the number of float samples in a samples record,
+// for counting what a skip gives up (histograms are not counted).
 func (s *Sender) seriesOnly(rec []byte) int {
 	if len(rec) == 0 {
 		return 0
@@ -249,7 +252,7 @@ func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlo
 // sendRecord returns the function readSegment calls for each record of
 // segment seg while tailing: it updates the series map, queues samples
 // and registers every record with the tracker. Records other than series
-// and float samples are passed over.
+// and samples (float or histogram) are passed over.
 func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end int64) error {
 	return func(rec []byte, end int64) error {
 		pos := wlog.Position{Segment: seg, Offset: end}
@@ -262,13 +265,16 @@ func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end i
 			s.defineSeries(rec)
 		case record.Samples, record.SamplesV2:
 			return s.queueSamples(ctx, rec, pos)
+		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2,
+			record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
+			return s.queueHistograms(ctx, rec, pos)
 		}
 		s.tracker.add(pos, 0)
 		return nil
 	}
 }
 
-// queueSamples queues the samples of a samples record ending at pos.
+// queueSamples queues the float samples of a samples record ending at pos.
 func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position) error {
 	var err error
 	s.samples, err = s.dec.Samples(rec, s.samples[:0])
@@ -277,6 +283,50 @@ func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position
 		s.tracker.add(pos, 0)
 		return nil
 	}
+	s.pend = s.pend[:0]
+	for _, smp := range s.samples {
+		s.pend = append(s.pend, pendingItem{ref: smp.Ref, it: item{t: smp.T, v: smp.V}})
+	}
+	return s.queue(ctx, pos)
+}
+
+// queueHistograms queues the native histograms of a histogram record
+// (integer or float, any layout) ending at pos.
+func (s *Sender) queueHistograms(ctx context.Context, rec []byte, pos wlog.Position) error {
+	s.pend = s.pend[:0]
+	var err error
+	switch record.Type(rec[0]) {
+	case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
+		s.hists, err = s.dec.HistogramSamples(rec, s.hists[:0])
+		for _, h := range s.hists {
+			ph := prompb.FromIntHistogram(h.T, promstorage.ToPromHistogram(h.H))
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{t: h.T, h: []prompb.Histogram{ph}}})
+		}
+	default:
+		s.fhists, err = s.dec.FloatHistogramSamples(rec, s.fhists[:0])
+		for _, h := range s.fhists {
+			ph := prompb.FromFloatHistogram(h.T, promstorage.ToPromFloatHistogram(h.FH))
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{t: h.T, h: []prompb.Histogram{ph}}})
+		}
+	}
+	if err != nil {
+		s.logger.Error("remote write: bad histogram record", "segment", pos.Segment, "offset", pos.Offset, "err", err)
+		s.tracker.add(pos, 0)
+		return nil
+	}
+	return s.queue(ctx, pos)
+}
+
+// pendingItem is a sample of a record being queued, before its series is
+// looked up.
+type pendingItem struct {
+	ref uint64
+	it  item
+}
+
+// queue registers the record ending at pos with the tracker and queues
+// s.pend, dropping samples of unknown or relabeled-away series.
+func (s *Sender) queue(ctx context.Context, pos wlog.Position) error {
 	n := len(s.shards.shards)
 	if len(s.staging) < n {
 		s.staging = make([][]item, n)
@@ -285,16 +335,18 @@ func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position
 		s.staging[i] = s.staging[i][:0]
 	}
 	kept, dropped := 0, 0
-	for _, smp := range s.samples {
-		se := s.series.get(smp.Ref)
+	for _, p := range s.pend {
+		se := s.series.get(p.ref)
 		if se == nil {
 			dropped++
 			continue
 		}
-		i := int(smp.Ref % uint64(n))
-		s.staging[i] = append(s.staging[i], item{s: se, t: smp.T, v: smp.V})
+		p.it.s = se
+		i := int(p.ref % uint64(n))
+		s.staging[i] = append(s.staging[i], p.it)
 		kept++
 	}
+	clear(s.pend) // drop histogram references
 	if dropped > 0 {
 		s.metrics.samplesDropped.Add(float64(dropped))
 	}

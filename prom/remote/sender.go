@@ -46,6 +46,9 @@ type Sender struct {
 	dec       record.Decoder
 	shards    *shardSet
 	samples   []record.RefSample
+	hists     []record.RefHistogramSample
+	fhists    []record.RefFloatHistogramSample
+	pend      []pendingItem
 	refs      []record.RefSeries
 	staging   [][]item
 	nextShard time.Time // when to reconsider the number of shards

@@ -10,10 +10,12 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// item is one sample queued for sending. seq is the tracker sequence
-// number of the WAL record it came from.
+// item is one sample queued for sending: a float (h nil) or a native
+// histogram. seq is the tracker sequence number of the WAL record it came
+// from.
 type item struct {
 	s   *series
+	h   []prompb.Histogram // nil, or the one histogram
 	t   int64
 	v   float64
 	seq uint64
@@ -184,7 +186,13 @@ func (e *encoder) encode(batch []item) ([]byte, error) {
 		e.samples = append(e.samples, prompb.Sample{Timestamp: it.t, Value: it.v})
 	}
 	for i, it := range batch {
-		e.ts = append(e.ts, prompb.TimeSeries{Labels: it.s.labels, Samples: e.samples[i : i+1 : i+1]})
+		ts := prompb.TimeSeries{Labels: it.s.labels}
+		if it.h != nil {
+			ts.Histograms = it.h
+		} else {
+			ts.Samples = e.samples[i : i+1 : i+1]
+		}
+		e.ts = append(e.ts, ts)
 	}
 	req := prompb.WriteRequest{Timeseries: e.ts}
 	size := req.Size()
