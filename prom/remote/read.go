@@ -25,7 +25,7 @@ var errPastTarget = errors.New("remote: past the resume position")
 func (s *Sender) read(ctx context.Context) {
 	cur := s.catchUp(ctx)
 	for ctx.Err() == nil {
-		s.maybeReshard()
+		s.maybeReshard(ctx)
 		if skip := int(s.skipTo.Load()); skip > cur.Segment {
 			cur = s.skipAhead(ctx, cur, skip)
 			continue
@@ -255,6 +255,9 @@ func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlo
 // and samples (float or histogram) are passed over.
 func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end int64) error {
 	return func(rec []byte, end int64) error {
+		if s.records++; s.records%4096 == 0 {
+			s.maybeReshard(ctx) // also while reading a long backlog
+		}
 		pos := wlog.Position{Segment: seg, Offset: end}
 		if len(rec) == 0 {
 			s.tracker.add(pos, 0)

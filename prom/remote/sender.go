@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type Sender struct {
 	hists     []record.RefHistogramSample
 	fhists    []record.RefFloatHistogramSample
 	pend      []pendingItem
+	records   uint64 // records read while tailing
 	refs      []record.RefSeries
 	staging   [][]item
 	nextShard time.Time // when to reconsider the number of shards
@@ -140,7 +142,7 @@ func (s *Sender) Stop() error {
 	if s.state == 1 {
 		s.cancel()
 		<-s.readerDone
-		if !s.shards.close(s.cfg.FlushDeadline) {
+		if !s.shards.close(context.Background(), s.cfg.FlushDeadline) {
 			s.logger.Warn("remote write: flush deadline passed; unsent samples will be sent by the next sender")
 		}
 		close(s.posStop)
@@ -260,9 +262,11 @@ func desiredShards(cur, minShards, maxShards, capacity, pending int, failing boo
 	return cur
 }
 
-// maybeReshard applies desiredShards once per ReshardInterval. Reader
-// goroutine only.
-func (s *Sender) maybeReshard() {
+// maybeReshard applies desiredShards once per ReshardInterval. It waits
+// for the old shards to send everything they hold (however long a failing
+// receiver takes: abandoning samples would stall the position), unless ctx
+// ends first; then Stop finishes the old set. Reader goroutine only.
+func (s *Sender) maybeReshard(ctx context.Context) {
 	now := time.Now()
 	if now.Before(s.nextShard) {
 		return
@@ -277,7 +281,9 @@ func (s *Sender) maybeReshard() {
 	}
 	s.logger.Info("remote write: resharding", "from", cur, "to", want)
 	// Close waits for the queues to empty, so per-series order holds.
-	s.shards.close(s.cfg.FlushDeadline)
+	if !s.shards.close(ctx, time.Duration(math.MaxInt64)) {
+		return
+	}
 	s.shards = newShardSet(s, want)
 }
 

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +59,39 @@ func TestRelabelAndExternalLabels(t *testing.T) {
 	require.NoError(t, db.Close())
 	require.Equal(t, want, rv.counts(t))
 	require.Equal(t, float64(len(all)-len(want)), testutil.ToFloat64(s.metrics.samplesDropped))
+}
+
+// TestReshard slows the receiver so that the queues fill: the sender adds
+// shards, and every sample still arrives exactly once and in order per
+// series (Prometheus's TSDB rejects out-of-order samples).
+func TestReshard(t *testing.T) {
+	rv := newReceiver(t)
+	rv.setHook(func(http.ResponseWriter, *http.Request) bool {
+		time.Sleep(5 * time.Millisecond)
+		return false
+	})
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	cfg := testConfig(rv.url(t))
+	cfg.Capacity, cfg.MaxSamplesPerSend = 100, 20
+	cfg.ReshardInterval = 50 * time.Millisecond
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	maxShards := 0.0
+	want := ingest(t, db, 40, 0, 300*15000, 15000, func() {
+		s.Notify()
+		maxShards = max(maxShards, testutil.ToFloat64(s.metrics.shards))
+	})
+	waitFor(t, 30*time.Second, "all samples", func() bool {
+		maxShards = max(maxShards, testutil.ToFloat64(s.metrics.shards))
+		return received(want, rv.counts(t)) == 0
+	})
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Greater(t, maxShards, 1.0, "resharded up")
+	require.Equal(t, want, rv.counts(t))
+	seen, total := rv.deliveries()
+	require.Equal(t, want, seen)
+	require.Equal(t, len(want), total)
 }

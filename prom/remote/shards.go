@@ -97,10 +97,13 @@ func (set *shardSet) enqueue(ctx context.Context, i int, items []item, skip <-ch
 	return nil
 }
 
-// close stops the set: every shard sends what it holds and exits. If that
-// takes longer than deadline, sends in progress are abandoned (their
-// samples stay unacknowledged). It reports whether everything was sent.
-func (set *shardSet) close(deadline time.Duration) bool {
+// close stops the set: every shard sends what it holds and exits. If
+// that takes longer than deadline, sends in progress are abandoned (their
+// samples stay unacknowledged, so the position stays before them until a
+// later Sender sends them) and close reports false. If ctx ends first,
+// close returns false at once and leaves the set draining; call close
+// again to finish it.
+func (set *shardSet) close(ctx context.Context, deadline time.Duration) bool {
 	for _, sh := range set.shards {
 		sh.mu.Lock()
 		sh.closing = true
@@ -114,16 +117,17 @@ func (set *shardSet) close(deadline time.Duration) bool {
 	}()
 	t := time.NewTimer(deadline)
 	defer t.Stop()
-	clean := true
 	select {
 	case <-done:
+		set.cancel()
+		return true
+	case <-ctx.Done():
+		return false
 	case <-t.C:
-		clean = false
 		set.cancel()
 		<-done
+		return false
 	}
-	set.cancel()
-	return clean
 }
 
 // run is a shard's goroutine. It sends a batch when MaxSamplesPerSend
