@@ -122,3 +122,33 @@ func TestKeepWALFromCap(t *testing.T) {
 		testutil.ToFloat64(s.metrics.segmentsDropped), testutil.ToFloat64(s.metrics.samplesSkipped),
 		testutil.ToFloat64(s.metrics.segmentsLost))
 }
+
+// TestSegmentsRemovedUnderSender runs the DB without KeepWALFrom while the
+// receiver is down: checkpoints remove segments the sender has not sent.
+// The sender counts the loss, reloads series from the checkpoint and goes
+// on with what is left and what comes after.
+func TestSegmentsRemovedUnderSender(t *testing.T) {
+	rv := newReceiver(t)
+	down := stall(rv)
+	dir := t.TempDir()
+	cfg := testConfig(rv.url(t))
+	cfg.Capacity = 100 // the reader waits early, in the first segments
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+	for r := range int64(3) {
+		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
+		require.NoError(t, db.Compact(ctx))
+	}
+	require.Greater(t, segments(t, dir)[0], 1, "checkpoints removed segments")
+	down.Store(false)
+	last := ingest(t, db, 20, 3*twoHours, 3*twoHours+100*15000, 15000, s.Notify)
+	waitFor(t, 30*time.Second, "samples written after recovery", func() bool { return received(last, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Positive(t, testutil.ToFloat64(s.metrics.segmentsLost))
+}
