@@ -49,6 +49,7 @@ func (s *Sender) read(ctx context.Context) {
 			// A newer segment exists, so this one is complete; what the
 			// first read missed was written before the new one began.
 			off, err = readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
+			cur.Offset = off
 			if ctx.Err() != nil {
 				return
 			}
