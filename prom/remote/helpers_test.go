@@ -233,12 +233,18 @@ func openIso(t *testing.T, dir string, o *tsdb.Options) *tsdb.DB {
 // relabeling tests can act on it.
 func ingest(t *testing.T, db *tsdb.DB, nSeries int, from, to, step int64, notify func()) map[string]int {
 	t.Helper()
+	return ingestNamed(t, db, "m", nSeries, from, to, step, notify)
+}
+
+// ingestNamed is ingest with metric name name.
+func ingestNamed(t *testing.T, db *tsdb.DB, name string, nSeries int, from, to, step int64, notify func()) map[string]int {
+	t.Helper()
 	want := map[string]int{}
 	ls := make([]labels.Labels, nSeries)
 	pls := make([]plabels.Labels, nSeries)
 	for i := range ls {
-		ls[i] = labels.FromStrings("__name__", "m", "i", fmt.Sprint(i), "job", fmt.Sprint("j", i%3))
-		pls[i] = plabels.FromStrings("__name__", "m", "i", fmt.Sprint(i), "job", fmt.Sprint("j", i%3))
+		ls[i] = labels.FromStrings("__name__", name, "i", fmt.Sprint(i), "job", fmt.Sprint("j", i%3))
+		pls[i] = plabels.FromStrings("__name__", name, "i", fmt.Sprint(i), "job", fmt.Sprint("j", i%3))
 	}
 	for ts := from; ts <= to; ts += step {
 		app := db.Appender(context.Background())

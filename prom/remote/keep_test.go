@@ -152,3 +152,37 @@ func TestSegmentsRemovedUnderSender(t *testing.T) {
 	require.NoError(t, db.Close())
 	require.Positive(t, testutil.ToFloat64(s.metrics.segmentsLost))
 }
+
+// TestSeriesChurn: series that stop (the head drops them and the next
+// checkpoint leaves them out) are forgotten by the sender once it has read
+// past that checkpoint.
+func TestSeriesChurn(t *testing.T) {
+	rv := newReceiver(t)
+	dir := t.TempDir()
+	s, err := New(dir, testConfig(rv.url(t)), nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	o.KeepWALFrom = s.KeepWALFrom
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+
+	want := ingest(t, db, 20, 0, twoHours-15000, 15000, s.Notify) // series i=0..19
+	churned := func(from, to int64) {
+		for k, v := range ingestNamed(t, db, "n", 20, from, to, 15000, s.Notify) {
+			want[k] = v
+		}
+	}
+	for r := int64(1); r < 4; r++ {
+		churned(r*twoHours, (r+1)*twoHours-15000)
+		waitFor(t, 30*time.Second, "samples", func() bool { return received(want, rv.counts(t)) == 0 })
+		require.NoError(t, db.Compact(ctx))
+	}
+	churned(4*twoHours, 4*twoHours+200*15000) // rolls segments past the checkpoint
+	waitFor(t, 30*time.Second, "samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Zero(t, testutil.ToFloat64(s.metrics.samplesDropped), "no sample lost its series")
+	require.Len(t, s.series.refs, 20, "only the live series are remembered")
+}

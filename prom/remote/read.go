@@ -68,6 +68,7 @@ func (s *Sender) read(ctx context.Context) {
 				s.logger.Warn("remote write: WAL segments missing", "from", cur.Segment+1, "to", segs[i]-1)
 			}
 			cur = wlog.Position{Segment: segs[i]}
+			s.gcSeries(cur.Segment)
 		case errNotExist(err):
 			segs := s.listSegments()
 			if len(segs) == 0 || cur.Segment > segs[len(segs)-1] {
@@ -144,7 +145,7 @@ func (s *Sender) loadCheckpoint() int {
 	defer rd.Close()
 	r := wlog.NewReader(rd)
 	for r.Next() {
-		s.seriesOnly(r.Record())
+		s.seriesOnly(r.Record(), idx)
 	}
 	if err := r.Err(); err != nil {
 		s.logger.Error("remote write: reading checkpoint", "checkpoint", name, "err", err)
@@ -155,13 +156,13 @@ func (s *Sender) loadCheckpoint() int {
 // seriesOnly applies a Series record to the series map and ignores other
 // records. It returns the number of float samples in a samples record,
 // for counting what a skip gives up (histograms are not counted).
-func (s *Sender) seriesOnly(rec []byte) int {
+func (s *Sender) seriesOnly(rec []byte, seg int) int {
 	if len(rec) == 0 {
 		return 0
 	}
 	switch record.Type(rec[0]) {
 	case record.Series:
-		s.defineSeries(rec)
+		s.defineSeries(rec, seg)
 	case record.Samples, record.SamplesV2:
 		var err error
 		s.samples, err = s.dec.Samples(rec, s.samples[:0])
@@ -172,7 +173,7 @@ func (s *Sender) seriesOnly(rec []byte) int {
 	return 0
 }
 
-func (s *Sender) defineSeries(rec []byte) {
+func (s *Sender) defineSeries(rec []byte, seg int) {
 	var err error
 	s.refs, err = s.dec.Series(rec, s.refs[:0])
 	if err != nil {
@@ -180,7 +181,7 @@ func (s *Sender) defineSeries(rec []byte) {
 		return
 	}
 	for _, r := range s.refs {
-		s.series.set(r.Ref, r.Labels)
+		s.series.set(r.Ref, r.Labels, seg)
 	}
 }
 
@@ -204,7 +205,7 @@ func (s *Sender) catchUp(ctx context.Context) wlog.Position {
 			if seg == target.Segment && end > target.Offset {
 				return errPastTarget
 			}
-			s.seriesOnly(rec)
+			s.seriesOnly(rec, seg)
 			return nil
 		})
 		if err != nil && !errors.Is(err, errPastTarget) {
@@ -231,7 +232,7 @@ func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlo
 			off = cur.Offset
 		}
 		_, err := readSegment(wlog.SegmentName(s.walDir, seg), off, func(rec []byte, _ int64) error {
-			skipped += s.seriesOnly(rec)
+			skipped += s.seriesOnly(rec, seg)
 			return nil
 		})
 		if errNotExist(err) {
@@ -266,7 +267,7 @@ func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end i
 		}
 		switch record.Type(rec[0]) {
 		case record.Series:
-			s.defineSeries(rec)
+			s.defineSeries(rec, seg)
 		case record.Samples, record.SamplesV2:
 			return s.queueSamples(ctx, rec, pos)
 		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2,
@@ -377,4 +378,62 @@ func (s *Sender) queue(ctx context.Context, pos wlog.Position) error {
 		clear(st) // drop series references held by the staging slices
 	}
 	return nil
+}
+
+// gcSeries forgets series that a checkpoint left out, so that the series
+// map does not grow with churn. Reader goroutine only; called as the reader
+// enters segment cur.
+//
+// A checkpoint of segments up to idx leaves out the series the head had
+// dropped when it was written. Their samples may still lie in segments
+// after idx (up to the newest segment at that time, as KeepWALFrom can
+// hold checkpoints back), so such a series is forgotten only once the
+// reader has passed that newest segment; and only if no Series record
+// after idx defined it again.
+func (s *Sender) gcSeries(cur int) {
+	if p := s.gcPending; p != nil {
+		if cur <= p.until {
+			return
+		}
+		s.gcPending = nil
+		s.gcCheckpoint = p.idx
+		if n := s.series.gc(p.idx, p.keep); n > 0 {
+			s.logger.Debug("remote write: forgot series left out of a checkpoint", "series", n, "checkpoint", p.idx)
+		}
+		return
+	}
+	name, idx, err := wlog.LastCheckpoint(vfs.OS(), s.walDir)
+	if err != nil || idx <= s.gcCheckpoint {
+		return
+	}
+	rd, err := wlog.NewSegmentsReader(vfs.OS(), name)
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	keep := map[uint64]struct{}{}
+	r := wlog.NewReader(rd)
+	for r.Next() {
+		rec := r.Record()
+		if len(rec) == 0 || record.Type(rec[0]) != record.Series {
+			continue
+		}
+		if s.refs, err = s.dec.Series(rec, s.refs[:0]); err != nil {
+			return
+		}
+		for _, ref := range s.refs {
+			keep[ref.Ref] = struct{}{}
+		}
+	}
+	if r.Err() != nil {
+		return // a checkpoint being removed: try again with the next one
+	}
+	s.gcPending = &pendingGC{idx: idx, until: max(cur, int(s.newestSeg.Load())), keep: keep}
+}
+
+// pendingGC is a checkpoint's series, waiting for the reader to pass
+// segment until before gcSeries applies it.
+type pendingGC struct {
+	idx, until int
+	keep       map[uint64]struct{}
 }

@@ -43,17 +43,19 @@ type Sender struct {
 	skipCh    chan struct{} // capacity 1: skipTo was raised
 
 	// Owned by the reader goroutine; by Stop once the reader has exited.
-	series    *seriesMap
-	dec       record.Decoder
-	shards    *shardSet
-	samples   []record.RefSample
-	hists     []record.RefHistogramSample
-	fhists    []record.RefFloatHistogramSample
-	pend      []pendingItem
-	records   uint64 // records read while tailing
-	refs      []record.RefSeries
-	staging   [][]item
-	nextShard time.Time // when to reconsider the number of shards
+	series       *seriesMap
+	dec          record.Decoder
+	shards       *shardSet
+	samples      []record.RefSample
+	hists        []record.RefHistogramSample
+	fhists       []record.RefFloatHistogramSample
+	pend         []pendingItem
+	records      uint64     // records read while tailing
+	gcCheckpoint int        // newest checkpoint gcSeries applied, -1 none
+	gcPending    *pendingGC // checkpoint gcSeries will apply later, or nil
+	refs         []record.RefSeries
+	staging      [][]item
+	nextShard    time.Time // when to reconsider the number of shards
 
 	mu         sync.Mutex // protects state and cancel
 	state      int        // 0 new, 1 started, 2 stopped
@@ -98,6 +100,7 @@ func New(dir string, cfg Config, logger *slog.Logger, reg prometheus.Registerer)
 	s.tracker = newTracker(s.start, m.samplesPending)
 	s.newestSeg.Store(int64(s.start.Segment))
 	s.skipTo.Store(-1)
+	s.gcCheckpoint = -1
 	m.positionSegment.Set(float64(s.start.Segment))
 	return s, nil
 }

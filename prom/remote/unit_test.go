@@ -177,8 +177,8 @@ func TestReadSegmentResume(t *testing.T) {
 // TestSeriesMap checks external labels and relabeling.
 func TestSeriesMap(t *testing.T) {
 	m := newSeriesMap(promLabels("cluster", "c1", "i", "ext"), dropJob("j1"))
-	m.set(1, labels.FromStrings("__name__", "m", "i", "1", "job", "j0"))
-	m.set(2, labels.FromStrings("__name__", "m", "i", "2", "job", "j1"))
+	m.set(1, labels.FromStrings("__name__", "m", "i", "1", "job", "j0"), 0)
+	m.set(2, labels.FromStrings("__name__", "m", "i", "2", "job", "j1"), 0)
 	require.NotNil(t, m.get(1))
 	require.Nil(t, m.get(2), "dropped by relabeling")
 	require.Nil(t, m.get(3), "unknown")
@@ -187,6 +187,12 @@ func TestSeriesMap(t *testing.T) {
 		got = append(got, l.Name+"="+l.Value)
 	}
 	require.Equal(t, []string{"__name__=m", "cluster=c1", "i=1", "job=j0"}, got, "the series' own label wins over an external one")
+
+	m.set(3, labels.FromStrings("__name__", "m", "i", "3"), 5)
+	require.Equal(t, 1, m.gc(4, map[uint64]struct{}{1: {}}), "series 2 (dropped, segment 0) forgotten")
+	require.NotNil(t, m.get(1), "kept by the checkpoint")
+	require.NotNil(t, m.get(3), "defined after the checkpoint")
+	require.Len(t, m.refs, 2)
 }
 
 func compressionOf(on bool) wlog.CompressionType {
