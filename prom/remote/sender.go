@@ -17,10 +17,12 @@ import (
 	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
-// Sender tails the WAL of one isotsdb DB and sends its float samples to
-// one remote-write receiver. Create it with New, run it with Start, end it
-// with Stop. KeepWALFrom and Notify may be called at any time from any
-// goroutine, before Start and after Stop included.
+// Sender tails the WAL of one isotsdb DB and sends its float samples and
+// native histograms to one remote-write receiver. Create it with New, run
+// it with Start, end it with Stop. KeepWALFrom and Notify may be called at
+// any time from any goroutine, before Start and after Stop included; the
+// embedder calls Notify after its commits to have them sent without
+// waiting for the next poll.
 //
 // Goroutines: one reader (WAL reading, series map, resharding), one per
 // shard (sending), one position writer.

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,9 +15,17 @@ import (
 // TestSendToPrometheus ingests into isotsdb while a sender runs and checks
 // that Prometheus's receiver holds every sample exactly once.
 func TestSendToPrometheus(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		t.Run(fmt.Sprint("compression=", compress), func(t *testing.T) { testSendToPrometheus(t, compress) })
+	}
+}
+
+func testSendToPrometheus(t *testing.T, compress bool) {
 	rv := newReceiver(t)
 	dir := t.TempDir()
-	db := openIso(t, dir, isoOptions())
+	o := isoOptions()
+	o.WALCompression = compress
+	db := openIso(t, dir, o)
 	reg := prometheus.NewRegistry()
 	s, err := New(dir, testConfig(rv.url(t)), nil, reg)
 	require.NoError(t, err)
