@@ -48,7 +48,16 @@ func TestReceiverFaults(t *testing.T) {
 	for k, v := range more {
 		want[k] = v
 	}
-	waitFor(t, 30*time.Second, "all samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	waitFor(t, 30*time.Second, "all samples", func() bool {
+		missing := received(want, rv.counts(t))
+		if missing > 0 {
+			_, total := rv.deliveries()
+			t.Logf("missing %d of %d; delivered %d, sent %v, failed %v, retried %v, pending %v, position %v, requests %d",
+				missing, len(want), total, testutil.ToFloat64(s.metrics.samplesSent), testutil.ToFloat64(s.metrics.samplesFailed),
+				testutil.ToFloat64(s.metrics.samplesRetried), testutil.ToFloat64(s.metrics.samplesPending), s.Position(), rv.requests.Load())
+		}
+		return missing == 0
+	})
 	require.NoError(t, s.Stop())
 	require.NoError(t, db.Close())
 	seen, _ := rv.deliveries()

@@ -32,8 +32,14 @@ func (s *Sender) read(ctx context.Context) {
 		}
 		s.metrics.walSegment.Set(float64(cur.Segment))
 		path := wlog.SegmentName(s.walDir, cur.Segment)
-		off, err := readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
-		cur.Offset = off
+		off, err := readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment, cur.Offset))
+		if err == nil || errors.Is(err, errTornTail) {
+			// If a newer segment exists, a group this read ended inside
+			// may go on there: the second read below decides.
+			cur.Offset = off
+		} else {
+			cur = s.endRead(cur, off)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -43,12 +49,13 @@ func (s *Sender) read(ctx context.Context) {
 			segs := s.listSegments()
 			i, _ := slices.BinarySearch(segs, cur.Segment+1)
 			if i == len(segs) {
+				cur = s.endRead(cur, cur.Offset)
 				s.wait(ctx) // at the end of the newest segment: tail it
 				continue
 			}
 			// A newer segment exists, so this one is complete; what the
 			// first read missed was written before the new one began.
-			off, err = readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment))
+			off, err = readSegment(path, cur.Offset, s.sendRecord(ctx, cur.Segment, cur.Offset))
 			cur.Offset = off
 			if ctx.Err() != nil {
 				return
@@ -62,7 +69,9 @@ func (s *Sender) read(ctx context.Context) {
 			}
 			if err != nil {
 				s.logger.Error("remote write: damaged WAL segment, skipping its rest", "segment", cur.Segment, "offset", off, "err", err)
+				s.group = commitGroup{} // a group torn by the damage is lost
 			}
+			// A group still open goes on in the next segment.
 			if gap := segs[i] - cur.Segment - 1; gap > 0 {
 				s.metrics.segmentsLost.Add(float64(gap))
 				s.logger.Warn("remote write: WAL segments missing", "from", cur.Segment+1, "to", segs[i]-1)
@@ -113,6 +122,7 @@ func (s *Sender) listSegments() []int {
 // and logs the loss, reloads series from the newest checkpoint and returns
 // the start of the first segment present after cur.
 func (s *Sender) lost(cur wlog.Position) wlog.Position {
+	s.group = commitGroup{}
 	segs := s.listSegments()
 	i, _ := slices.BinarySearch(segs, cur.Segment+1)
 	next := cur.Segment + 1
@@ -225,6 +235,7 @@ func (s *Sender) catchUp(ctx context.Context) wlog.Position {
 // KeepWALFrom abandoned: it reads their series, counts their samples as
 // skipped and the segments as dropped, and returns the start of skip.
 func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlog.Position {
+	s.group = commitGroup{}
 	skipped, gone := 0, false
 	for seg := cur.Segment; seg < skip && ctx.Err() == nil; seg++ {
 		off := int64(0)
@@ -252,31 +263,97 @@ func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlo
 }
 
 // sendRecord returns the function readSegment calls for each record of
-// segment seg while tailing: it updates the series map, queues samples
-// and registers every record with the tracker. Records other than series
-// and samples (float or histogram) are passed over.
-func (s *Sender) sendRecord(ctx context.Context, seg int) func(rec []byte, end int64) error {
+// segment seg, read from offset off, while tailing: it updates the series
+// map, queues samples and registers every record with the tracker.
+// Records other than series and samples (float or histogram) are passed
+// over.
+//
+// The records of a commit group (a CommitGroup record and the n records it
+// announces: one commit with histograms) are held back until the group's
+// last record has been read, so that a commit being written is sent whole
+// or not at all. If reading stops inside a group, endRead moves the offset
+// back to the group's start, to read it again.
+func (s *Sender) sendRecord(ctx context.Context, seg int, off int64) func(rec []byte, end int64) error {
+	prevEnd := off
 	return func(rec []byte, end int64) error {
+		start := prevEnd
+		prevEnd = end
 		if s.records++; s.records%4096 == 0 {
 			s.maybeReshard(ctx) // also while reading a long backlog
 		}
-		pos := wlog.Position{Segment: seg, Offset: end}
-		if len(rec) == 0 {
-			s.tracker.add(pos, 0)
+		if s.group.left > 0 {
+			s.group.recs = append(s.group.recs, groupRec{rec: append([]byte(nil), rec...), end: wlog.Position{Segment: seg, Offset: end}})
+			if s.group.left--; s.group.left > 0 {
+				return nil
+			}
+			g := s.group
+			s.group = commitGroup{}
+			s.tracker.add(g.markEnd, 0)
+			for _, r := range g.recs {
+				if err := s.process(ctx, r.end.Segment, r.rec, r.end.Offset); err != nil {
+					return err
+				}
+			}
 			return nil
 		}
-		switch record.Type(rec[0]) {
-		case record.Series:
-			s.defineSeries(rec, seg)
-		case record.Samples, record.SamplesV2:
-			return s.queueSamples(ctx, rec, pos)
-		case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2,
-			record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
-			return s.queueHistograms(ctx, rec, pos)
+		if len(rec) > 0 && record.Type(rec[0]) == record.CommitGroup {
+			if n, err := s.dec.CommitGroup(rec); err == nil && n > 0 {
+				s.group = commitGroup{left: n,
+					start:   wlog.Position{Segment: seg, Offset: start},
+					markEnd: wlog.Position{Segment: seg, Offset: end}}
+				return nil
+			}
 		}
+		return s.process(ctx, seg, rec, end)
+	}
+}
+
+// commitGroup is a commit group being read (see sendRecord). Its records
+// may span two segments (a record that does not fit a segment goes to the
+// next one).
+type commitGroup struct {
+	left    int           // records still to come
+	start   wlog.Position // where the CommitGroup record starts
+	markEnd wlog.Position // just past the CommitGroup record
+	recs    []groupRec
+}
+
+type groupRec struct {
+	rec []byte
+	end wlog.Position
+}
+
+// endRead returns where reading goes on after a read of cur's segment that
+// stopped at off: there, or, if it stopped inside a commit group, at the
+// group's start (possibly in the previous segment), the group being
+// dropped to be read again whole.
+func (s *Sender) endRead(cur wlog.Position, off int64) wlog.Position {
+	cur.Offset = off
+	if s.group.left > 0 {
+		cur = s.group.start
+	}
+	s.group = commitGroup{}
+	return cur
+}
+
+// process handles one record ending at end in segment seg.
+func (s *Sender) process(ctx context.Context, seg int, rec []byte, end int64) error {
+	pos := wlog.Position{Segment: seg, Offset: end}
+	if len(rec) == 0 {
 		s.tracker.add(pos, 0)
 		return nil
 	}
+	switch record.Type(rec[0]) {
+	case record.Series:
+		s.defineSeries(rec, seg)
+	case record.Samples, record.SamplesV2:
+		return s.queueSamples(ctx, rec, pos)
+	case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2,
+		record.FloatHistogramSamples, record.CustomBucketsFloatHistogramSamples, record.FloatHistogramSamplesV2:
+		return s.queueHistograms(ctx, rec, pos)
+	}
+	s.tracker.add(pos, 0)
+	return nil
 }
 
 // queueSamples queues the float samples of a samples record ending at pos.

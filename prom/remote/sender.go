@@ -56,6 +56,7 @@ type Sender struct {
 	gcCheckpoint int        // newest checkpoint gcSeries applied, -1 none
 	gcPending    *pendingGC // checkpoint gcSeries will apply later, or nil
 	refs         []record.RefSeries
+	group        commitGroup // commit group being read
 	staging      [][]item
 	nextShard    time.Time // when to reconsider the number of shards
 
