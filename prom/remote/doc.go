@@ -16,10 +16,17 @@
 // segments must survive checkpoints for that to hold, within a configured
 // cap on how far the sender may fall behind (keep.go).
 //
-// Files: sender.go (lifecycle), config.go, tail.go (WAL reading),
-// series.go (ref to labels), shards.go (queues and batching), client.go
-// (HTTP and retries), tracker.go (acknowledged position), position.go
-// (position file), keep.go (KeepWALFrom), metrics.go.
+// Records of a commit group (one commit with histograms) are sent only once
+// the group's last record is in the WAL, so a commit being written is sent
+// whole or not at all.
+//
+// Files: sender.go (lifecycle, retries, resharding rule), config.go,
+// read.go (the reader goroutine: checkpoint, catch-up, tailing, lost and
+// skipped segments, series garbage collection), tail.go (reading one
+// segment from a record boundary), series.go (ref to labels, relabeling),
+// shards.go (queues, batching, encoding), client.go (HTTP),
+// tracker.go (acknowledged position), position.go (position file),
+// keep.go (KeepWALFrom), metrics.go.
 //
 // Not sent: exemplars, metadata, start timestamps (remote write 1.0 has no
 // field for them) and tombstones. Only remote write 1.0 is spoken.

@@ -201,6 +201,7 @@ func (rv *receiver) counts(t *testing.T) map[string]int {
 func testConfig(u *url.URL) Config {
 	c := DefaultConfig()
 	c.URL = u
+	c.Timeout = 2 * time.Second // a request hung by a killed receiver is retried soon
 	c.MaxSamplesPerSend = 100
 	c.Capacity = 500
 	c.BatchSendDeadline = 20 * time.Millisecond
