@@ -26,7 +26,11 @@ import (
 //   - web, cmd/* and the nested modules prom/ and ship/ are users: the public
 //     packages only (cmd/* also web, and the command-line tool's package
 //     cmd/tsdb/cli, which prom/ builds with more commands), never
-//     internal/.
+//     internal/;
+//   - except prom/remote, the remote-write sender, which tails the WAL as
+//     check reads it: through internal/wlog and internal/record (and the
+//     corruption error of internal/corrupt). It lives in prom/ for
+//     Prometheus's client and protobufs, not because it is a user.
 //
 // Tests of a package may import whatever the package may, and the public
 // packages besides (tests of internal/ build their data with the root,
@@ -46,6 +50,7 @@ var layering = []struct {
 	{"check", []string{"labels", "vfs", "histogram", "value", "chunks", "internal/*"}},
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web", "cmd/tsdb/cli"}, publicPackages...)},
+	{"prom/remote", append([]string{"prom/*", "internal/wlog", "internal/record", "internal/corrupt"}, publicPackages...)},
 	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli"}, publicPackages...)},
 	{"ship", publicPackages},
 	{"ship/*", append([]string{"ship", "ship/*", "cmd/tsdb/cli"}, publicPackages...)},

@@ -1,0 +1,77 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// userAgent is sent with every request.
+const userAgent = "isotsdb-remote-write/1.0"
+
+// client posts remote-write 1.0 requests. Safe for concurrent use.
+type client struct {
+	url     string
+	hc      *http.Client
+	timeout time.Duration
+	headers map[string]string
+}
+
+// post sends one snappy-compressed WriteRequest. It returns nil on a 2xx
+// answer; otherwise the error (an *HTTPError for a non-2xx answer) and,
+// for 429 and 5xx answers that carry one, the delay asked by Retry-After.
+func (c *client) post(ctx context.Context, body []byte) (retryAfter time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("remote: new request: %w", err)
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Encoding", "snappy")
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("remote: post: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+		return 0, nil
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	herr := &HTTPError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
+	if retryableStatus(resp.StatusCode) {
+		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return retryAfter, herr
+}
+
+// parseRetryAfter reads a Retry-After value: seconds, or an HTTP date
+// (then the time left until it). Anything else, or a time in the past,
+// gives 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(min(s, int64(24*time.Hour/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,188 @@
+package remote
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/isotsdb/tsdb/internal/wlog"
+	"github.com/isotsdb/tsdb/vfs"
+)
+
+// stall makes the receiver answer 503 while the returned flag is set.
+func stall(rv *receiver) *atomic.Bool {
+	var down atomic.Bool
+	down.Store(true)
+	rv.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	return &down
+}
+
+func segments(t *testing.T, dir string) []int {
+	t.Helper()
+	segs, err := wlog.SegmentIndexes(vfs.OS(), filepath.Join(dir, "wal"))
+	require.NoError(t, err)
+	return segs
+}
+
+const twoHours = 2 * 3600 * 1000
+
+// TestKeepWALFrom plugs the sender into Options.KeepWALFrom: while the
+// receiver is down, head compactions (which checkpoint) keep every segment
+// the sender has not had acknowledged, and once the receiver is back
+// everything arrives; then later checkpoints remove segments again.
+func TestKeepWALFrom(t *testing.T) {
+	rv := newReceiver(t)
+	down := stall(rv)
+	dir := t.TempDir()
+	s, err := New(dir, testConfig(rv.url(t)), nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	o.KeepWALFrom = s.KeepWALFrom
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+
+	want := map[string]int{}
+	for r := range int64(3) {
+		for k, v := range ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify) {
+			want[k] = v
+		}
+		require.NoError(t, db.Compact(ctx))
+	}
+	require.NotEmpty(t, db.Blocks(), "head compaction cut blocks")
+	segs := segments(t, dir)
+	require.Greater(t, len(segs), 5, "the WAL spans several segments")
+	require.Equal(t, 0, segs[0], "no segment the sender needs was removed")
+	require.Zero(t, testutil.ToFloat64(s.metrics.segmentsLost))
+
+	down.Store(false)
+	waitFor(t, 30*time.Second, "all samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	waitFor(t, 10*time.Second, "position", func() bool { return s.KeepWALFrom() >= segs[len(segs)-1] })
+
+	// The sender caught up: the next checkpoint removes old segments.
+	for k, v := range ingest(t, db, 20, 3*twoHours, 4*twoHours-15000, 15000, s.Notify) {
+		want[k] = v
+	}
+	require.NoError(t, db.Compact(ctx))
+	require.Greater(t, segments(t, dir)[0], 0, "checkpoint truncated the WAL again")
+	waitFor(t, 30*time.Second, "all samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Zero(t, testutil.ToFloat64(s.metrics.segmentsLost))
+}
+
+// TestKeepWALFromCap: with MaxSegmentsBehind set and the receiver down, the
+// sender gives up the oldest segments instead of holding the WAL, counts
+// them, and sends what is written after it recovers.
+func TestKeepWALFromCap(t *testing.T) {
+	rv := newReceiver(t)
+	down := stall(rv)
+	dir := t.TempDir()
+	cfg := testConfig(rv.url(t))
+	cfg.MaxSegmentsBehind = 3
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	o.KeepWALFrom = s.KeepWALFrom
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+
+	for r := range int64(3) {
+		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
+		time.Sleep(2 * cfg.PositionFlushInterval) // lets the sender see the newest segment
+		require.NoError(t, db.Compact(ctx))
+	}
+	segs := segments(t, dir)
+	require.Greater(t, segs[0], 0, "the WAL was truncated")
+	require.LessOrEqual(t, len(segs), cfg.MaxSegmentsBehind+3, "the cap bounds the WAL")
+	waitFor(t, 10*time.Second, "segments dropped", func() bool { return testutil.ToFloat64(s.metrics.segmentsDropped) > 0 })
+	require.Positive(t, testutil.ToFloat64(s.metrics.samplesSkipped))
+
+	down.Store(false)
+	last := ingest(t, db, 20, 3*twoHours, 3*twoHours+100*15000, 15000, s.Notify)
+	waitFor(t, 30*time.Second, "samples written after recovery", func() bool { return received(last, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	t.Logf("segments dropped %v, samples skipped %v, lost %v",
+		testutil.ToFloat64(s.metrics.segmentsDropped), testutil.ToFloat64(s.metrics.samplesSkipped),
+		testutil.ToFloat64(s.metrics.segmentsLost))
+}
+
+// TestSegmentsRemovedUnderSender runs the DB without KeepWALFrom while the
+// receiver is down: checkpoints remove segments the sender has not sent.
+// The sender counts the loss, reloads series from the checkpoint and goes
+// on with what is left and what comes after.
+func TestSegmentsRemovedUnderSender(t *testing.T) {
+	rv := newReceiver(t)
+	down := stall(rv)
+	dir := t.TempDir()
+	cfg := testConfig(rv.url(t))
+	cfg.Capacity = 100 // the reader waits early, in the first segments
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+	for r := range int64(3) {
+		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
+		require.NoError(t, db.Compact(ctx))
+	}
+	require.Greater(t, segments(t, dir)[0], 1, "checkpoints removed segments")
+	down.Store(false)
+	last := ingest(t, db, 20, 3*twoHours, 3*twoHours+100*15000, 15000, s.Notify)
+	waitFor(t, 30*time.Second, "samples written after recovery", func() bool { return received(last, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Positive(t, testutil.ToFloat64(s.metrics.segmentsLost))
+}
+
+// TestSeriesChurn: series that stop (the head drops them and the next
+// checkpoint leaves them out) are forgotten by the sender once it has read
+// past that checkpoint.
+func TestSeriesChurn(t *testing.T) {
+	rv := newReceiver(t)
+	dir := t.TempDir()
+	s, err := New(dir, testConfig(rv.url(t)), nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	o.KeepWALFrom = s.KeepWALFrom
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	ctx := context.Background()
+
+	want := ingest(t, db, 20, 0, twoHours-15000, 15000, s.Notify) // series i=0..19
+	churned := func(from, to int64) {
+		for k, v := range ingestNamed(t, db, "n", 20, from, to, 15000, s.Notify) {
+			want[k] = v
+		}
+	}
+	for r := int64(1); r < 4; r++ {
+		churned(r*twoHours, (r+1)*twoHours-15000)
+		waitFor(t, 30*time.Second, "samples", func() bool { return received(want, rv.counts(t)) == 0 })
+		require.NoError(t, db.Compact(ctx))
+	}
+	churned(4*twoHours, 4*twoHours+200*15000) // rolls segments past the checkpoint
+	waitFor(t, 30*time.Second, "samples", func() bool { return received(want, rv.counts(t)) == 0 })
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Zero(t, testutil.ToFloat64(s.metrics.samplesDropped), "no sample lost its series")
+	require.Len(t, s.series.refs, 20, "only the live series are remembered")
+}

@@ -1,0 +1,63 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are a Sender's metrics, named like Prometheus's
+// prometheus_remote_storage_* family and labelled with remote_name. They
+// are registered on the Registerer given to New (nil: not registered).
+type metrics struct {
+	samplesSent      prometheus.Counter
+	samplesFailed    prometheus.Counter
+	samplesRetried   prometheus.Counter
+	samplesDropped   prometheus.Counter // dropped by relabeling or unknown series
+	samplesPending   prometheus.Gauge
+	highestSent      prometheus.Gauge
+	shards           prometheus.Gauge
+	segmentsDropped  prometheus.Counter // given up by the backlog cap
+	segmentsLost     prometheus.Counter // removed before they were read
+	samplesSkipped   prometheus.Counter // in segments given up by the cap
+	requestsSent     prometheus.Counter
+	walSegment       prometheus.Gauge
+	positionSegment  prometheus.Gauge
+	positionFailures prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
+	cl := prometheus.Labels{"remote_name": name}
+	c := func(sub, n, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "prometheus", Subsystem: sub, Name: n, Help: help, ConstLabels: cl})
+	}
+	g := func(sub, n, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "prometheus", Subsystem: sub, Name: n, Help: help, ConstLabels: cl})
+	}
+	m := &metrics{
+		samplesSent:      c("remote_storage", "samples_total", "Samples sent and acknowledged by the receiver."),
+		samplesFailed:    c("remote_storage", "samples_failed_total", "Samples given up on after a non-retryable error."),
+		samplesRetried:   c("remote_storage", "samples_retried_total", "Samples sent again after a retryable error."),
+		samplesDropped:   c("remote_storage", "samples_dropped_total", "Samples not sent: their series was dropped by relabeling or is unknown."),
+		samplesPending:   g("remote_storage", "samples_pending", "Samples read from the WAL and not yet acknowledged."),
+		highestSent:      g("remote_storage", "queue_highest_sent_timestamp_seconds", "Highest timestamp acknowledged by the receiver, in seconds."),
+		shards:           g("remote_storage", "shards", "Number of shards sending in parallel."),
+		segmentsDropped:  c("remote_storage", "wal_segments_dropped_total", "WAL segments given up because the sender fell too far behind."),
+		segmentsLost:     c("remote_storage", "wal_segments_lost_total", "WAL segments removed before the sender read them."),
+		samplesSkipped:   c("remote_storage", "samples_skipped_total", "Samples in WAL segments given up because the sender fell too far behind."),
+		requestsSent:     c("remote_storage", "requests_total", "Write requests sent, retries included."),
+		walSegment:       g("wal_watcher", "current_segment", "WAL segment being read."),
+		positionSegment:  g("remote_storage", "acknowledged_segment", "WAL segment of the acknowledged position."),
+		positionFailures: c("remote_storage", "position_write_failures_total", "Failed writes of the position file."),
+	}
+	if reg != nil {
+		for _, col := range []prometheus.Collector{m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
+			m.samplesPending, m.highestSent, m.shards, m.segmentsDropped, m.segmentsLost, m.samplesSkipped,
+			m.requestsSent, m.walSegment, m.positionSegment, m.positionFailures} {
+			if err := reg.Register(col); err != nil {
+				return nil, fmt.Errorf("remote: register metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,85 @@
+package remote
+
+import (
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/relabel"
+	"github.com/prometheus/prometheus/prompb"
+
+	isolabels "github.com/isotsdb/tsdb/labels"
+)
+
+// series is a series as it is sent: its labels after external labels and
+// relabeling, ready for a prompb.TimeSeries. Entries are immutable once
+// made, so shards read them without locks.
+type series struct {
+	labels []prompb.Label
+}
+
+// seriesMap maps the WAL's series references to what is sent for them; an
+// entry with a nil series marks a series dropped by relabeling. It is
+// owned by the reader goroutine and not safe for concurrent use.
+type seriesMap struct {
+	refs     map[uint64]seriesEntry
+	external labels.Labels
+	relabel  []*relabel.Config
+	lb       *labels.Builder
+}
+
+func newSeriesMap(external labels.Labels, cfgs []*relabel.Config) *seriesMap {
+	return &seriesMap{
+		refs:     make(map[uint64]seriesEntry),
+		external: external,
+		relabel:  cfgs,
+		lb:       labels.NewBuilder(labels.EmptyLabels()),
+	}
+}
+
+// seriesEntry is a series and the WAL segment whose record (or the
+// checkpoint covering it) last defined it.
+type seriesEntry struct {
+	s   *series
+	seg int
+}
+
+// set defines (or redefines) series ref with the labels ls from a Series
+// record in segment seg (for a checkpoint: its index).
+func (m *seriesMap) set(ref uint64, ls isolabels.Labels, seg int) {
+	m.lb.Reset(labels.EmptyLabels())
+	ls.Range(func(l isolabels.Label) { m.lb.Set(l.Name, l.Value) })
+	m.external.Range(func(l labels.Label) {
+		if m.lb.Get(l.Name) == "" {
+			m.lb.Set(l.Name, l.Value)
+		}
+	})
+	if len(m.relabel) > 0 && !relabel.ProcessBuilder(m.lb, m.relabel...) {
+		m.refs[ref] = seriesEntry{seg: seg}
+		return
+	}
+	out := m.lb.Labels()
+	if out.IsEmpty() {
+		m.refs[ref] = seriesEntry{seg: seg}
+		return
+	}
+	pl := make([]prompb.Label, 0, out.Len())
+	out.Range(func(l labels.Label) { pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value}) })
+	m.refs[ref] = seriesEntry{s: &series{labels: pl}, seg: seg}
+}
+
+// get returns the series to send for ref, or nil if it is unknown or
+// dropped.
+func (m *seriesMap) get(ref uint64) *series { return m.refs[ref].s }
+
+// gc forgets the series last defined in segments up to seg that keep
+// does not hold (the head dropped them: a checkpoint of segments up to seg
+// left them out), and returns how many it forgot. Call it only once every
+// record up to seg has been read.
+func (m *seriesMap) gc(seg int, keep map[uint64]struct{}) int {
+	n := 0
+	for ref, e := range m.refs {
+		if _, ok := keep[ref]; !ok && e.seg <= seg {
+			delete(m.refs, ref)
+			n++
+		}
+	}
+	return n
+}
