@@ -65,7 +65,11 @@ func TestReceiverFaults(t *testing.T) {
 		require.GreaterOrEqual(t, seen[k], 1, k)
 	}
 	require.Positive(t, testutil.ToFloat64(s.metrics.samplesRetried))
-	require.Zero(t, testutil.ToFloat64(s.metrics.samplesFailed))
+	// samplesFailed may be positive: a request the receiver applied but
+	// whose answer was lost (the kill, or the client's timeout on a
+	// loaded machine) is sent again, and Prometheus answers 400 to the
+	// copies of samples it holds newer ones of (out of order), which is
+	// not retried. Those samples had arrived: seen checks that.
 }
 
 // TestBadResponses checks which answers are retried: 400 is not (the batch

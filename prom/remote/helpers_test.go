@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -40,13 +41,24 @@ type receiver struct {
 	samples int                                               // accepted samples, duplicates included
 }
 
+// tlogWriter writes to the test's log.
+type tlogWriter struct{ t *testing.T }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Logf("receiver: %s", p)
+	return len(p), nil
+}
+
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
 	db, err := ptsdb.Open(t.TempDir(), nil, nil, ptsdb.DefaultOptions(), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	rv := &receiver{db: db}
-	rv.handler = promremote.NewWriteHandler(nil, nil, db, remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false)
+	// Prometheus's handler logs rejected samples and needs a logger for
+	// that (nil panics, and the sender then retries forever).
+	logger := slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
+	rv.handler = promremote.NewWriteHandler(logger, nil, db, remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false)
 	rv.srv = httptest.NewServer(rv)
 	t.Cleanup(func() {
 		rv.mu.Lock()
