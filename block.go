@@ -881,17 +881,14 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 	return chunks.ValNone
 }
 
-// NextFloat implements chunks.FloatNexter.
-func (it *blockIterator) NextFloat() (chunks.ValueType, int64, int64, float64) {
-	vt := it.Next()
-	if vt != chunks.ValFloat {
-		return vt, 0, it.t, it.v
-	}
-	return vt, it.AtST(), it.t, it.v
-}
-
 // At returns the current float sample; on a histogram sample it panics,
 // like every chunks.Iterator.
+// NextFloat implements chunks.FloatNexter.
+func (it *blockIterator) NextFloat() (chunks.ValueType, int64, float64) {
+	vt := it.Next()
+	return vt, it.t, it.v
+}
+
 func (it *blockIterator) At() (int64, float64) {
 	if it.vt != chunks.ValFloat {
 		panic(wrongValueType("At", it.vt))

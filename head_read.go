@@ -647,13 +647,11 @@ func (it *headIterator) Next() chunks.ValueType {
 	return chunks.ValNone
 }
 
-// NextFloat implements chunks.FloatNexter.
-func (it *headIterator) NextFloat() (chunks.ValueType, int64, int64, float64) {
+// NextFloat implements chunks.FloatNexter: Next, and At if the sample is
+// a float.
+func (it *headIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	vt := it.Next()
-	if vt != chunks.ValFloat || it.inSpace {
-		return vt, 0, it.t, it.v // XOR chunks hold no start times
-	}
-	return vt, it.it.AtST(), it.t, it.v
+	return vt, it.t, it.v
 }
 
 // next is Next reporting whether there is a sample.

@@ -93,11 +93,10 @@ type Iterator interface {
 
 // FloatNexter is implemented by iterators that can advance and return a
 // float sample in one call, for callers that step through many samples
-// behind an interface (the PromQL adapter, whose caller asks for every
-// sample's start time): NextFloat is Next, and, if it returns ValFloat,
-// AtST and At.
+// behind an interface (the PromQL adapter): NextFloat is Next, and, if it
+// returns ValFloat, At.
 type FloatNexter interface {
-	NextFloat() (vt ValueType, st, t int64, v float64)
+	NextFloat() (vt ValueType, t int64, v float64)
 }
 
 // NewNopIterator returns an iterator over no samples, whose Err is nil.

@@ -21,8 +21,7 @@ type millis = int64
 // Invariants: until the first Next or Seek, started is false and the inner
 // iterator has not moved. Once done is set, every Next and Seek returns
 // ValNone. While positioned (started && !done), vt is the current sample's
-// type, t its time, v its value if it is a float, st its start time if
-// stKnown (else the inner iterator's AtST tells it), and mint <= t <= maxt.
+// type, t its time, v its value if it is a float, and mint <= t <= maxt.
 type iterator struct {
 	it         chunks.Iterator
 	nf         chunks.FloatNexter // it, if it is one; nil otherwise
@@ -32,8 +31,6 @@ type iterator struct {
 	vt         chunks.ValueType
 	t          int64
 	v          float64
-	st         int64
-	stKnown    bool
 
 	h  *ihistogram.Histogram // scratch for AtHistogram
 	fh *ihistogram.FloatHistogram
@@ -48,7 +45,6 @@ func (i *iterator) reset(it chunks.Iterator, mint, maxt int64) {
 // settle records where the inner iterator stopped after a move that
 // returned vt.
 func (i *iterator) settle(vt chunks.ValueType) chunkenc.ValueType {
-	i.stKnown = false
 	if vt != chunks.ValNone {
 		if vt == chunks.ValFloat {
 			i.t, i.v = i.it.At()
@@ -76,9 +72,9 @@ func (i *iterator) Next() chunkenc.ValueType {
 	}
 	if i.nf != nil {
 		// One call for the move and the sample.
-		vt, st, t, v := i.nf.NextFloat()
+		vt, t, v := i.nf.NextFloat()
 		if vt == chunks.ValFloat && t <= i.maxt {
-			i.t, i.v, i.vt, i.st, i.stKnown = t, v, vt, st, true
+			i.t, i.v, i.vt = t, v, vt
 			return chunkenc.ValFloat
 		}
 		if vt == chunks.ValFloat || vt == chunks.ValNone {
@@ -136,12 +132,7 @@ func (i *iterator) AtT() int64 { return i.t }
 
 // AtST implements chunkenc.Iterator: the sample's start time, 0 if it has
 // none.
-func (i *iterator) AtST() int64 {
-	if i.stKnown {
-		return i.st
-	}
-	return i.it.AtST()
-}
+func (i *iterator) AtST() int64 { return i.it.AtST() }
 
 // Err implements chunkenc.Iterator.
 func (i *iterator) Err() error { return i.it.Err() }
