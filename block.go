@@ -881,14 +881,14 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 	return chunks.ValNone
 }
 
-// At returns the current float sample; on a histogram sample it panics,
-// like every chunks.Iterator.
 // NextFloat implements chunks.FloatNexter.
 func (it *blockIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	vt := it.Next()
 	return vt, it.t, it.v
 }
 
+// At returns the current float sample; on a histogram sample it panics,
+// like every chunks.Iterator.
 func (it *blockIterator) At() (int64, float64) {
 	if it.vt != chunks.ValFloat {
 		panic(wrongValueType("At", it.vt))

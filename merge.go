@@ -276,14 +276,14 @@ func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 	return m.choose()
 }
 
-// At returns the current float sample; on a histogram sample it panics,
-// like every chunks.Iterator.
 // NextFloat implements chunks.FloatNexter.
 func (m *mergeIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	vt := m.Next()
 	return vt, m.t, m.v
 }
 
+// At returns the current float sample; on a histogram sample it panics,
+// like every chunks.Iterator.
 func (m *mergeIterator) At() (int64, float64) {
 	if m.vt != chunks.ValFloat {
 		panic(wrongValueType("At", m.vt))
