@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/isotsdb/tsdb"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -38,21 +39,37 @@ func segments(t *testing.T, dir string) []int {
 
 const twoHours = 2 * 3600 * 1000
 
+// stalledSender starts a sender over a new DB with 32 KiB WAL segments,
+// whose receiver answers 503 until the returned flag is cleared. cfg
+// adjusts the sender's configuration; keep plugs its KeepWALFrom into the
+// DB's options.
+func stalledSender(t *testing.T, cfg func(*Config), keep bool) (*receiver, *atomic.Bool, *Sender, *tsdb.DB, string) {
+	t.Helper()
+	rv := newReceiver(t)
+	down := stall(rv)
+	dir := t.TempDir()
+	c := testConfig(rv.url(t))
+	if cfg != nil {
+		cfg(&c)
+	}
+	s, err := New(dir, c, nil, nil)
+	require.NoError(t, err)
+	o := isoOptions()
+	o.WALSegmentSize = 32 << 10
+	if keep {
+		o.KeepWALFrom = s.KeepWALFrom
+	}
+	db := openIso(t, dir, o)
+	require.NoError(t, s.Start())
+	return rv, down, s, db, dir
+}
+
 // TestKeepWALFrom plugs the sender into Options.KeepWALFrom: while the
 // receiver is down, head compactions (which checkpoint) keep every segment
 // the sender has not had acknowledged, and once the receiver is back
 // everything arrives; then later checkpoints remove segments again.
 func TestKeepWALFrom(t *testing.T) {
-	rv := newReceiver(t)
-	down := stall(rv)
-	dir := t.TempDir()
-	s, err := New(dir, testConfig(rv.url(t)), nil, nil)
-	require.NoError(t, err)
-	o := isoOptions()
-	o.WALSegmentSize = 32 << 10
-	o.KeepWALFrom = s.KeepWALFrom
-	db := openIso(t, dir, o)
-	require.NoError(t, s.Start())
+	rv, down, s, db, dir := stalledSender(t, nil, true)
 	ctx := context.Background()
 
 	want := map[string]int{}
@@ -88,28 +105,23 @@ func TestKeepWALFrom(t *testing.T) {
 // sender gives up the oldest segments instead of holding the WAL, counts
 // them, and sends what is written after it recovers.
 func TestKeepWALFromCap(t *testing.T) {
-	rv := newReceiver(t)
-	down := stall(rv)
-	dir := t.TempDir()
-	cfg := testConfig(rv.url(t))
-	cfg.MaxSegmentsBehind = 3
-	s, err := New(dir, cfg, nil, nil)
-	require.NoError(t, err)
-	o := isoOptions()
-	o.WALSegmentSize = 32 << 10
-	o.KeepWALFrom = s.KeepWALFrom
-	db := openIso(t, dir, o)
-	require.NoError(t, s.Start())
+	const maxBehind = 3
+	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.MaxSegmentsBehind = maxBehind }, true)
 	ctx := context.Background()
 
 	for r := range int64(3) {
 		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
-		time.Sleep(2 * cfg.PositionFlushInterval) // lets the sender see the newest segment
+		// The cap counts from the newest segment the sender has seen:
+		// wait until that is the WAL's newest.
+		segs := segments(t, dir)
+		waitFor(t, 10*time.Second, "the sender sees the newest segment", func() bool {
+			return int(s.newestSeg.Load()) >= segs[len(segs)-1]
+		})
 		require.NoError(t, db.Compact(ctx))
 	}
 	segs := segments(t, dir)
 	require.Greater(t, segs[0], 0, "the WAL was truncated")
-	require.LessOrEqual(t, len(segs), cfg.MaxSegmentsBehind+3, "the cap bounds the WAL")
+	require.LessOrEqual(t, len(segs), maxBehind+3, "the cap bounds the WAL")
 	waitFor(t, 10*time.Second, "segments dropped", func() bool { return testutil.ToFloat64(s.metrics.segmentsDropped) > 0 })
 	require.Positive(t, testutil.ToFloat64(s.metrics.samplesSkipped))
 
@@ -128,17 +140,8 @@ func TestKeepWALFromCap(t *testing.T) {
 // The sender counts the loss, reloads series from the checkpoint and goes
 // on with what is left and what comes after.
 func TestSegmentsRemovedUnderSender(t *testing.T) {
-	rv := newReceiver(t)
-	down := stall(rv)
-	dir := t.TempDir()
-	cfg := testConfig(rv.url(t))
-	cfg.Capacity = 100 // the reader waits early, in the first segments
-	s, err := New(dir, cfg, nil, nil)
-	require.NoError(t, err)
-	o := isoOptions()
-	o.WALSegmentSize = 32 << 10
-	db := openIso(t, dir, o)
-	require.NoError(t, s.Start())
+	// Capacity 100: the reader waits early, in the first segments.
+	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.Capacity = 100 }, false)
 	ctx := context.Background()
 	for r := range int64(3) {
 		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
