@@ -271,7 +271,8 @@ func (h *head) updateTimeRange(mint, maxt int64) {
 }
 
 // getOrCreate returns the series with the given labels, creating it if
-// needed. The labels are validated only when the series is new. A label
+// needed. The labels are validated only when the series is new, and a new
+// series keeps a copy of them, never lset itself. A label
 // with an empty value is no label (as in Prometheus): {a="", b="1"} is the
 // series {b="1"}. Takes a stripe lock, and MemPostings.mu under it for a
 // new series (see stripeSeries.getOrSet), then refTable.mu alone; the
@@ -290,8 +291,11 @@ func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 	// lists in order. Until getOrSet publishes the series, a reader may
 	// find its ref in the postings without a series; reads skip such refs.
 	s, created := h.series.getOrSet(hash, lset, func() *memSeries {
-		ref := h.postings.AddNext(lset, func() uint64 { return h.lastSeriesRef.Add(1) })
-		return newMemSeries(SeriesRef(ref), lset)
+		// The caller's set may alias memory it reuses after the call
+		// (labels.FromEncoding): the series and the postings keep a copy.
+		own := lset.Clone()
+		ref := h.postings.AddNext(own, func() uint64 { return h.lastSeriesRef.Add(1) })
+		return newMemSeries(SeriesRef(ref), own)
 	})
 	if created {
 		h.numSeries.Add(1)

@@ -23,6 +23,12 @@ import (
 // garbage collector finds it (which may take a while; until then its
 // series cannot be truncated away).
 //
+// Labels. No method keeps the series labels l it is given once it returns:
+// a series created by an append keeps a copy. So l may alias memory the
+// caller reuses after the call (labels.FromEncoding over another library's
+// label string). Exemplar labels (e.Labels) are kept, until the exemplar
+// is applied or dropped; they must not alias reused memory.
+//
 // Context. The context given to DB.Appender bounds the transaction: once
 // it is cancelled or past its deadline, Append, AppendHistogram,
 // AppendST and UpdateMetadata fail with an error wrapping ctx.Err()

@@ -115,3 +115,70 @@ func decodeLabel(data string, i int) (Label, int) {
 	l.Value, i = decodeString(data, i)
 	return l, i
 }
+
+// FromEncoding returns the label set whose Encoding is data. The set
+// shares data's memory: nothing is copied, so the caller must keep that
+// memory unchanged while the set is in use (a string's memory is immutable
+// unless made with package unsafe, as a caller aliasing another library's
+// label string does). FromEncoding reports false, with an empty set, if
+// data is not an encoding encode could have written: a size in a longer
+// form than its value needs, a field running past the end, or names out of
+// order.
+//
+// It exists for adapters whose own label sets hold this encoding
+// (MaxPromCompatible), so that a lookup costs no copy. Whoever keeps a set
+// beyond a call keeps a Clone: the DB's Appender clones the labels of each
+// series it creates and retains no other.
+func FromEncoding(data string) (Labels, bool) {
+	var prev string
+	for i, n := 0, 0; i < len(data); n++ {
+		name, next, ok := checkedString(data, i)
+		if !ok || (n > 0 && name < prev) {
+			return Labels{}, false
+		}
+		if _, next, ok = checkedString(data, next); !ok {
+			return Labels{}, false
+		}
+		prev, i = name, next
+	}
+	return Labels{data: data}, true
+}
+
+// checkedString is decodeString for untrusted data: it reports false if
+// the size at data[i] is not in its one canonical form or the string runs
+// past the end of data.
+func checkedString(data string, i int) (string, int, bool) {
+	if i >= len(data) {
+		return "", 0, false
+	}
+	var size int
+	switch {
+	case data[i] != 0xFF:
+		size, i = int(data[i]), i+1
+	case len(data)-i < 4:
+		return "", 0, false
+	default:
+		size = int(data[i+1]) | int(data[i+2])<<8 | int(data[i+3])<<16
+		switch {
+		case size < shortSizeEnd:
+			return "", 0, false
+		case size != midSizeEnd:
+			i += 4
+		case len(data)-i < 12:
+			return "", 0, false
+		default:
+			var x uint64
+			for k := 7; k >= 0; k-- {
+				x = x<<8 | uint64(data[i+4+k])
+			}
+			if x < midSizeEnd || x > uint64(len(data)) {
+				return "", 0, false
+			}
+			size, i = int(x), i+12
+		}
+	}
+	if size > len(data)-i {
+		return "", 0, false
+	}
+	return data[i : i+size], i + size, true
+}

@@ -17,7 +17,7 @@ type Label struct{ Name, Value string }
 // compare two sets.
 type Labels struct {
 	// data is the encoding described in encoding.go. Invariant: it was
-	// produced by encode, so it decodes cleanly and its labels are sorted by
+	// produced by encode or checked by FromEncoding, so it decodes cleanly and its labels are sorted by
 	// name (stable with respect to how they were added).
 	data string
 }
@@ -183,3 +183,7 @@ func (ls Labels) HasDuplicateNames() (string, bool) {
 // ByteSize returns the size in bytes of the set's encoding, for memory
 // accounting. The Labels header itself (a string header) is not included.
 func (ls Labels) ByteSize() int { return len(ls.data) }
+
+// Clone returns an equal set that shares no memory with ls: what to keep of
+// a set made by FromEncoding over memory its owner may reuse.
+func (ls Labels) Clone() Labels { return Labels{data: strings.Clone(ls.data)} }

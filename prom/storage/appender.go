@@ -36,7 +36,7 @@ func newBase(app tsdb.Appender) base { return base{app: app} }
 // appendFloat appends one float sample; storage.SeriesRef and
 // tsdb.SeriesRef are the same number.
 func (b *base) appendFloat(ref storage.SeriesRef, ls plabels.Labels, t int64, v float64) (storage.SeriesRef, error) {
-	r, err := b.app.Append(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), t, v)
+	r, err := b.app.Append(tsdb.SeriesRef(ref), borrowOurLabels(&b.lb, ls), t, v)
 	if err != nil {
 		return 0, mapAppendError(err)
 	}
@@ -47,7 +47,7 @@ func (b *base) appendFloat(ref storage.SeriesRef, ls plabels.Labels, t int64, v 
 // must be set; the isotsdb Appender rejects anything else as invalid). The
 // sample is converted, so the caller keeps ownership of h and fh.
 func (b *base) appendHistogram(ref storage.SeriesRef, ls plabels.Labels, t int64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	r, err := b.app.AppendHistogram(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), t, FromPromHistogram(h), FromPromFloatHistogram(fh))
+	r, err := b.app.AppendHistogram(tsdb.SeriesRef(ref), borrowOurLabels(&b.lb, ls), t, FromPromHistogram(h), FromPromFloatHistogram(fh))
 	if err != nil {
 		return 0, mapAppendError(err)
 	}
@@ -57,7 +57,7 @@ func (b *base) appendHistogram(ref storage.SeriesRef, ls plabels.Labels, t int64
 // appendST appends one sample with its start time st (0 for none): the
 // float v, or the histogram h or fh, converted as by appendHistogram.
 func (b *base) appendST(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram) (storage.SeriesRef, error) {
-	r, err := b.app.AppendST(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), st, t, v, FromPromHistogram(h), FromPromFloatHistogram(fh))
+	r, err := b.app.AppendST(tsdb.SeriesRef(ref), borrowOurLabels(&b.lb, ls), st, t, v, FromPromHistogram(h), FromPromFloatHistogram(fh))
 	if err != nil {
 		return 0, mapAppendError(err)
 	}
@@ -66,7 +66,7 @@ func (b *base) appendST(ref storage.SeriesRef, ls plabels.Labels, st, t int64, v
 
 // appendExemplar buffers one exemplar of the series ref or ls, converted.
 func (b *base) appendExemplar(ref storage.SeriesRef, ls plabels.Labels, e exemplar.Exemplar) (storage.SeriesRef, error) {
-	series := toOurLabels(&b.lb, ls)
+	series := borrowOurLabels(&b.lb, ls)
 	ours := tsdb.Exemplar{Labels: toOurLabels(&b.lb, e.Labels), Value: e.Value, Ts: e.Ts, HasTs: e.HasTs}
 	r, err := b.app.AppendExemplar(tsdb.SeriesRef(ref), series, ours)
 	if err != nil {

@@ -306,3 +306,31 @@ func TestSTZeroSample(t *testing.T) {
 		require.Equal(t, chunkenc.ValNone, it.Next())
 	}
 }
+
+// TestAppendOverwrittenLabels appends through label sets whose memory
+// Prometheus reuses (ScratchBuilder.Overwrite, as its remote-write and
+// scrape code can): the series the first append created must keep its own
+// labels after the memory now holds another set's.
+func TestAppendOverwrittenLabels(t *testing.T) {
+	for _, kind := range appenderKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			s := newStorage(t)
+			app, tx := kind.open(s)
+			var sb labels.ScratchBuilder
+			var ls labels.Labels
+			for i, job := range []string{"aaa", "bbb", "ccc"} { // same sizes: the buffer is reused
+				sb.Reset()
+				sb.Add("__name__", "m")
+				sb.Add("job", job)
+				sb.Overwrite(&ls)
+				_, err := app(0, ls, int64(1000*(i+1)), float64(i))
+				require.NoError(t, err)
+			}
+			require.NoError(t, tx.Commit())
+			for i, job := range []string{"aaa", "bbb", "ccc"} {
+				require.Equal(t, []sample{{t: int64(1000 * (i + 1)), f: float64(i)}},
+					querySamples(t, s, labels.FromStrings("__name__", "m", "job", job)), job)
+			}
+		})
+	}
+}

@@ -19,6 +19,21 @@ func toOurLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
 	return b.Labels()
 }
 
+// borrowOurLabels converts a Prometheus label set for one call that keeps
+// no labels (the Appender's methods' series labels: see tsdb.Appender): an
+// isotsdb set over the same memory where the encodings agree
+// (labels_alias.go), no copy; else built in b, as by toOurLabels. The
+// result must not outlive the call: Prometheus may reuse ls's memory
+// (ScratchBuilder.Overwrite).
+func borrowOurLabels(b *labels.ScratchBuilder, ls plabels.Labels) labels.Labels {
+	if labelsAliasing {
+		if ours, ok := labels.FromEncoding(promLabelsData(ls)); ok {
+			return ours
+		}
+	}
+	return toOurLabels(b, ls)
+}
+
 // FromPromLabels converts a Prometheus label set to isotsdb's, building it
 // in b (reset first), for callers that feed an isotsdb Appender directly
 // (package scrape). The result does not alias ls.

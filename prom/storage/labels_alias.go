@@ -57,3 +57,9 @@ func probeLabelsAliasing() bool {
 func aliasPromLabels(data string) plabels.Labels {
 	return *(*plabels.Labels)(unsafe.Pointer(&data))
 }
+
+// promLabelsData returns the string a stringlabels label set holds. Only
+// where labelsAliasing holds.
+func promLabelsData(ls plabels.Labels) string {
+	return *(*string)(unsafe.Pointer(&ls))
+}

@@ -61,3 +61,28 @@ func TestToPromLabelsAliasing(t *testing.T) {
 		require.True(t, unsafe.StringData(ours.Encoding()) == unsafe.StringData(gotData), "aliased, not copied")
 	}
 }
+
+// TestBorrowOurLabels converts random Prometheus label sets the other way
+// and checks that each result is the set a copy builds, aliased, not
+// copied, in this (default) build.
+func TestBorrowOurLabels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var pb plabels.ScratchBuilder
+	var b labels.ScratchBuilder
+	for range 5000 {
+		pb.Reset()
+		for j := range 1 + rng.IntN(8) {
+			value := strings.Repeat("v", rng.IntN(300))
+			if rng.IntN(100) == 0 {
+				value = strings.Repeat("h", 65536+rng.IntN(1000))
+			}
+			pb.Add(string(rune('z'-j))+strings.Repeat("n", rng.IntN(3)), value)
+		}
+		pb.Sort()
+		ls := pb.Labels()
+		want := toOurLabels(&b, ls)
+		got := borrowOurLabels(&b, ls)
+		require.True(t, labels.Equal(want, got), "%s vs %s", want, got)
+		require.True(t, unsafe.StringData(promLabelsData(ls)) == unsafe.StringData(got.Encoding()), "aliased, not copied")
+	}
+}

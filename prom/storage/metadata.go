@@ -36,7 +36,7 @@ func (a *appender) UpdateMetadata(ref storage.SeriesRef, ls plabels.Labels, m me
 
 // updateMetadata buffers m for the series ref or ls.
 func (b *base) updateMetadata(ref storage.SeriesRef, ls plabels.Labels, m metadata.Metadata) (storage.SeriesRef, error) {
-	r, err := b.app.UpdateMetadata(tsdb.SeriesRef(ref), toOurLabels(&b.lb, ls), FromPromMetadata(m))
+	r, err := b.app.UpdateMetadata(tsdb.SeriesRef(ref), borrowOurLabels(&b.lb, ls), FromPromMetadata(m))
 	if err != nil {
 		return 0, err
 	}
