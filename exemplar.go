@@ -105,7 +105,7 @@ type ExemplarQuerier interface {
 // names and UTF-8 values of at most ExemplarMaxLabelSetLength runes
 // together, the time must lie in [MinSampleTime, MaxSampleTime]. Labels
 // with empty values are no labels, as for series: the caller drops them
-// first (withoutEmpty).
+// first (Labels.WithoutEmpty).
 func checkExemplar(e *Exemplar) error {
 	if e.Ts < MinSampleTime || e.Ts > MaxSampleTime {
 		return fmt.Errorf("%w: %w: time %d outside [MinSampleTime, MaxSampleTime]", ErrInvalidExemplar, ErrOutOfBounds, e.Ts)
@@ -175,7 +175,7 @@ func (a *headAppender) AppendExemplar(ref SeriesRef, lset labels.Labels, e Exemp
 	if h.closed.Load() {
 		return 0, fmt.Errorf("tsdb: append exemplar for %s: %w", lset, ErrClosed)
 	}
-	e.Labels = withoutEmpty(e.Labels)
+	e.Labels = e.Labels.WithoutEmpty()
 	if err := checkExemplar(&e); err != nil {
 		return 0, fmt.Errorf("tsdb: append exemplar for %s: %w", lset, err)
 	}
@@ -231,7 +231,7 @@ func (a *headAppender) pinExemplarSeries(ref SeriesRef, lset labels.Labels) *mem
 	}
 	for {
 		if s == nil {
-			ls := withoutEmpty(lset)
+			ls := lset.WithoutEmpty()
 			if s = h.series.getByHash(ls.Hash(), ls); s == nil {
 				return nil
 			}

@@ -140,7 +140,7 @@ func (es *exemplarStorage) addCommitted(pes []pendingExemplar, id uint64, window
 // series lset, if it is valid and in order (with an out-of-order window
 // of window ms); it reports whether it did.
 func (es *exemplarStorage) addReplayed(lset labels.Labels, e Exemplar, window int64) bool {
-	e.Labels = withoutEmpty(e.Labels)
+	e.Labels = e.Labels.WithoutEmpty()
 	if checkExemplar(&e) != nil {
 		return false
 	}

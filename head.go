@@ -278,7 +278,7 @@ func (h *head) updateTimeRange(mint, maxt int64) {
 // new series (see stripeSeries.getOrSet), then refTable.mu alone; the
 // caller holds no head lock.
 func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
-	lset = withoutEmpty(lset)
+	lset = lset.WithoutEmpty()
 	hash := lset.Hash()
 	if s := h.series.getByHash(hash, lset); s != nil {
 		return s, nil
@@ -302,23 +302,6 @@ func (h *head) getOrCreate(lset labels.Labels) (*memSeries, error) {
 		h.metrics.seriesCreated.Inc()
 	}
 	return s, nil
-}
-
-// withoutEmpty returns lset without its labels that have an empty value;
-// lset itself (no copy) if it has none.
-func withoutEmpty(lset labels.Labels) labels.Labels {
-	empty := false
-	lset.Range(func(l labels.Label) { empty = empty || l.Value == "" })
-	if !empty {
-		return lset
-	}
-	keep := make([]labels.Label, 0, lset.Len())
-	lset.Range(func(l labels.Label) {
-		if l.Value != "" {
-			keep = append(keep, l)
-		}
-	})
-	return labels.New(keep...)
 }
 
 // validateLabels checks a label set for a new series.

@@ -64,7 +64,7 @@ func (a *headAppender) UpdateMetadata(ref SeriesRef, lset labels.Labels, m Metad
 	hm := unique.Make(m)
 	for {
 		if s == nil {
-			lset := withoutEmpty(lset)
+			lset := lset.WithoutEmpty()
 			if s = h.series.getByHash(lset.Hash(), lset); s == nil {
 				return 0, fmt.Errorf("%w: metadata for %s (ref %d)", ErrUnknownSeries, lset, ref)
 			}

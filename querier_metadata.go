@@ -15,7 +15,7 @@ func (q *querier) SeriesMetadata(lset labels.Labels) (Metadata, bool, error) {
 		return Metadata{}, false, fmt.Errorf("tsdb: series metadata: %w", ErrClosed)
 	}
 	defer q.mu.RUnlock()
-	lset = withoutEmpty(lset)
+	lset = lset.WithoutEmpty()
 	s := q.head.series.getByHash(lset.Hash(), lset)
 	if s == nil {
 		return Metadata{}, false, nil

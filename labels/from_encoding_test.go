@@ -87,3 +87,24 @@ func FuzzFromEncoding(f *testing.F) {
 
 // unsafeData returns the address of the first byte of ls's encoding.
 func unsafeData(ls Labels) *byte { return unsafe.StringData(ls.data) }
+
+func TestWithoutEmpty(t *testing.T) {
+	v256 := strings.Repeat("v", 256) // its size is 0xFF 0x00 0x01 0x00: zero bytes, no empty value
+	for _, c := range []struct{ in, want []string }{
+		{nil, nil},
+		{[]string{"a", "1"}, []string{"a", "1"}},
+		{[]string{"a", ""}, nil},
+		{[]string{"a", "", "b", "2", "c", ""}, []string{"b", "2"}},
+		{[]string{"a", v256}, []string{"a", v256}},
+		{[]string{"a", v256, "b", ""}, []string{"a", v256}},
+		{[]string{"a\x00", "x\x00y"}, []string{"a\x00", "x\x00y"}},
+		{[]string{"a\x00", ""}, nil},
+	} {
+		in, want := FromStrings(c.in...), FromStrings(c.want...)
+		got := in.WithoutEmpty()
+		require.True(t, Equal(want, got), "%q: got %s", c.in, got)
+		if Equal(in, want) {
+			require.Equal(t, unsafeData(in), unsafeData(got), "%q: copied a set without empty values", c.in)
+		}
+	}
+}

@@ -184,6 +184,29 @@ func (ls Labels) HasDuplicateNames() (string, bool) {
 // accounting. The Labels header itself (a string header) is not included.
 func (ls Labels) ByteSize() int { return len(ls.data) }
 
+// WithoutEmpty returns ls without its labels that have an empty value (in
+// Prometheus's data model a label with an empty value is no label); ls
+// itself, no copy, if it has none.
+func (ls Labels) WithoutEmpty() Labels {
+	// Every empty value is encoded as a zero size byte, so an encoding
+	// without a zero byte, which one IndexByte finds, has none.
+	if strings.IndexByte(ls.data, 0) < 0 {
+		return ls
+	}
+	empty := false
+	ls.Range(func(l Label) { empty = empty || l.Value == "" })
+	if !empty {
+		return ls
+	}
+	keep := make([]Label, 0, ls.Len())
+	ls.Range(func(l Label) {
+		if l.Value != "" {
+			keep = append(keep, l)
+		}
+	})
+	return encode(keep)
+}
+
 // Clone returns an equal set that shares no memory with ls: what to keep of
 // a set made by FromEncoding over memory its owner may reuse.
 func (ls Labels) Clone() Labels { return Labels{data: strings.Clone(ls.data)} }

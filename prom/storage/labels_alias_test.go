@@ -86,3 +86,16 @@ func TestBorrowOurLabels(t *testing.T) {
 		require.True(t, unsafe.StringData(promLabelsData(ls)) == unsafe.StringData(got.Encoding()), "aliased, not copied")
 	}
 }
+
+// TestHashIsPrometheus checks that isotsdb's label hash is Prometheus's
+// for the same labels, so either side's hash can key the other's sets.
+func TestHashIsPrometheus(t *testing.T) {
+	for _, kv := range [][]string{
+		{"__name__", "up", "job", "api"},
+		{"a", ""},
+		{"a", strings.Repeat("v", 254), "b", strings.Repeat("w", 255)},
+		{"huge", strings.Repeat("h", 70000), "z", "1"},
+	} {
+		require.Equal(t, plabels.FromStrings(kv...).Hash(), labels.FromStrings(kv...).Hash(), "%q", kv)
+	}
+}
