@@ -604,6 +604,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 		}
 		if wbl.w != nil {
 			wbl.missing = rp.missingFromWBL(wbl.present)
+			wbl.present = nil
 		}
 	}
 	h.raiseLastSeriesRef(rp.maxRef)
