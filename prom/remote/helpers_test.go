@@ -191,21 +191,8 @@ func (rv *receiver) url(t *testing.T) *url.URL {
 // counts returns how many times the receiver holds each (series, t).
 func (rv *receiver) counts(t *testing.T) map[string]int {
 	t.Helper()
-	q, err := rv.db.Querier(0, 1<<62)
+	out, err := promSampleKeys(rv.db)
 	require.NoError(t, err)
-	defer q.Close()
-	out := map[string]int{}
-	ss := q.Select(context.Background(), false, nil, plabels.MustNewMatcher(plabels.MatchRegexp, "__name__", ".+"))
-	for ss.Next() {
-		s := ss.At()
-		it := s.Iterator(nil)
-		for it.Next() != 0 {
-			ts, v := it.At()
-			out[fmt.Sprintf("%s@%d=%g", s.Labels(), ts, v)]++
-		}
-		require.NoError(t, it.Err())
-	}
-	require.NoError(t, ss.Err())
 	return out
 }
 
