@@ -13,11 +13,14 @@ import (
 // with reusable buffers: one symbols table per request, holding every
 // label name and value, help text and unit of it.
 type v2Encoder struct {
-	syms   writev2.SymbolsTable
-	ts     []writev2.TimeSeries
-	bySer  map[*series]int // index in ts of the series' last TimeSeries
-	pb     []byte
-	snappy []byte
+	syms    writev2.SymbolsTable
+	ts      []writev2.TimeSeries
+	refs    []uint32 // backing of the TimeSeries' label references
+	samples []writev2.Sample
+	hists   []writev2.Histogram
+	bySer   map[*series]int // index in ts of the series' last TimeSeries
+	pb      []byte
+	snappy  []byte
 }
 
 // encode returns the snappy-compressed 2.0 request for batch, valid until
@@ -36,6 +39,20 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 	e.syms.Reset()
 	clear(e.bySer)
 	e.ts = e.ts[:0]
+	// Size the backing slices first, so that appending to them never
+	// moves what earlier TimeSeries point into.
+	nRefs := 0
+	for _, it := range batch {
+		nRefs += 2 * len(it.s.labels)
+	}
+	if cap(e.refs) < nRefs {
+		e.refs = make([]uint32, 0, nRefs)
+	}
+	if cap(e.samples) < len(batch) {
+		e.samples = make([]writev2.Sample, 0, len(batch))
+		e.hists = make([]writev2.Histogram, 0, len(batch))
+	}
+	e.refs, e.samples, e.hists = e.refs[:0], e.samples[:0], e.hists[:0]
 	for _, it := range batch {
 		if it.exOnly {
 			i, ok := e.bySer[it.s]
@@ -46,10 +63,11 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.ex)
 			continue
 		}
-		ts := writev2.TimeSeries{LabelsRefs: make([]uint32, 0, 2*len(it.s.labels))}
+		first := len(e.refs)
 		for _, l := range it.s.labels {
-			ts.LabelsRefs = append(ts.LabelsRefs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+			e.refs = append(e.refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
 		}
+		ts := writev2.TimeSeries{LabelsRefs: e.refs[first:len(e.refs):len(e.refs)]}
 		if m := it.meta; m != nil {
 			pm := promstorage.ToPromMetadata(tsdb.Metadata{Type: tsdb.MetricType(m.typ), Unit: m.unit, Help: m.help})
 			ts.Metadata = writev2.Metadata{
@@ -60,13 +78,18 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 		}
 		switch {
 		case it.h != nil:
-			ts.Histograms = []writev2.Histogram{writev2.FromIntHistogram(it.st, it.t, it.h)}
+			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, it.h))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
 		case it.fh != nil:
-			ts.Histograms = []writev2.Histogram{writev2.FromFloatHistogram(it.st, it.t, it.fh)}
+			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, it.fh))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
 		default:
-			ts.Samples = []writev2.Sample{{StartTimestamp: it.st, Timestamp: it.t, Value: it.v}}
+			e.samples = append(e.samples, writev2.Sample{StartTimestamp: it.st, Timestamp: it.t, Value: it.v})
+			ts.Samples = e.samples[len(e.samples)-1 : len(e.samples) : len(e.samples)]
 		}
-		ts.Exemplars = e.appendExemplars(nil, it.ex)
+		if len(it.ex) > 0 {
+			ts.Exemplars = e.appendExemplars(nil, it.ex)
+		}
 		e.bySer[it.s] = len(e.ts)
 		e.ts = append(e.ts, ts)
 	}
@@ -76,7 +99,8 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 		e.pb = make([]byte, size)
 	}
 	n, err := req.MarshalToSizedBuffer(e.pb[:size])
-	clear(e.ts) // drop histogram references
+	clear(e.ts) // drop exemplar references
+	clear(e.hists)
 	if err != nil {
 		return nil, 0, err
 	}

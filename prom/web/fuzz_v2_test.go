@@ -1,6 +1,7 @@
 package promweb
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 	"testing"
@@ -22,7 +23,7 @@ import (
 // at most those the headers count (an identical repeat of a sample is
 // counted but adds nothing); a request the headers count nothing of
 // changes nothing. An accepted request (204) has every sample and
-// histogram of it counted. One DB and handler serve all the inputs, as in
+// histogram of it counted and stored (expectWholeV2). One DB and handler serve all the inputs, as in
 // FuzzWrite. The seeds are valid requests with metadata, start times,
 // exemplars and histograms, bad symbol references, out-of-order samples,
 // and bodies that are not snappy or not protobuf.
@@ -79,8 +80,49 @@ func FuzzWriteV2(f *testing.F) {
 		require.LessOrEqual(t, added, written, "%d samples added, %d counted written (%d %q)", added, written, w.Code, w.Body.String())
 		if w.Code == http.StatusNoContent {
 			require.Equal(t, requestSamples(t, body), written, "an accepted request not counted whole")
+			want := expectWholeV2(t, before, body)
+			require.True(t, sameStored(want, got), "accepted request not whole:\nwant %v\ngot  %v", want, got)
 		}
 	})
+}
+
+// expectWholeV2 is what a DB holding before holds after storing every
+// sample and histogram of the 2.0 request in body (which must decode and
+// have valid series), as expectWhole for 1.0.
+func expectWholeV2(t *testing.T, before stored, body []byte) stored {
+	t.Helper()
+	raw, err := ksnappy.Decode(nil, body)
+	require.NoError(t, err)
+	var req writev2.Request
+	require.NoError(t, req.Unmarshal(raw))
+	want := stored{}
+	for k, v := range before {
+		want[k] = append([]storedSample(nil), v...)
+	}
+	add := func(key string, s storedSample) {
+		ss := want[key]
+		if n := len(ss); n > 0 && ss[n-1].t == s.t && ss[n-1].hist == s.hist && math.Float64bits(ss[n-1].v) == math.Float64bits(s.v) {
+			return
+		}
+		want[key] = append(ss, s)
+	}
+	sb := labels.NewScratchBuilder(0)
+	for _, ts := range req.Timeseries {
+		ls, err := ts.ToLabels(&sb, req.Symbols)
+		require.NoError(t, err)
+		key := ls.WithoutEmpty().String()
+		for _, s := range ts.Samples {
+			add(key, storedSample{t: s.Timestamp, v: s.Value})
+		}
+		for _, h := range ts.Histograms {
+			if h.IsFloatHistogram() {
+				add(key, storedSample{t: h.Timestamp, v: h.ToFloatHistogram().Count, hist: true})
+			} else {
+				add(key, storedSample{t: h.Timestamp, v: float64(h.ToIntHistogram().Count), hist: true})
+			}
+		}
+	}
+	return want
 }
 
 // requestSamples is the number of samples and histograms of the 2.0
