@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	config_util "github.com/prometheus/common/config"
@@ -92,7 +93,12 @@ func report(b *testing.B, samples int, wall, cpu time.Duration) {
 // BenchmarkSend sends the whole benchmark WAL with a new Sender per
 // iteration (each under its own name, so none resumes) to a discarding
 // receiver, and reports wall and CPU time per sample.
-func BenchmarkSend(b *testing.B) {
+func BenchmarkSend(b *testing.B) { benchSend(b, WriteV1) }
+
+// BenchmarkSendV2 is BenchmarkSend with remote write 2.0.
+func BenchmarkSendV2(b *testing.B) { benchSend(b, WriteV2) }
+
+func benchSend(b *testing.B, msg ProtobufMessage) {
 	dir, samples := benchWAL(b)
 	u := sink(b)
 	b.ReportAllocs()
@@ -102,6 +108,7 @@ func BenchmarkSend(b *testing.B) {
 		cfg := DefaultConfig()
 		cfg.URL = u
 		cfg.Name = fmt.Sprint("bench", i)
+		cfg.ProtobufMessage = msg
 		cfg.BatchSendDeadline = 10 * time.Millisecond
 		cfg.PollInterval = 5 * time.Millisecond
 		s, err := New(dir, cfg, nil, nil)
@@ -124,7 +131,13 @@ func BenchmarkSend(b *testing.B) {
 
 // BenchmarkSendPrometheus does the same with Prometheus's remote write
 // storage (its QueueManager and WAL watcher) over the same kind of WAL.
-func BenchmarkSendPrometheus(b *testing.B) {
+func BenchmarkSendPrometheus(b *testing.B) { benchSendPrometheus(b, remoteapi.WriteV1MessageType) }
+
+// BenchmarkSendPrometheusV2 is BenchmarkSendPrometheus with remote write
+// 2.0.
+func BenchmarkSendPrometheusV2(b *testing.B) { benchSendPrometheus(b, remoteapi.WriteV2MessageType) }
+
+func benchSendPrometheus(b *testing.B, msg remoteapi.WriteMessageType) {
 	dir, samples := benchWAL(b)
 	u := sink(b)
 	b.ReportAllocs()
@@ -136,6 +149,7 @@ func BenchmarkSendPrometheus(b *testing.B) {
 		rwc := config.DefaultRemoteWriteConfig
 		rwc.Name = fmt.Sprint("bench", i)
 		rwc.URL = &config_util.URL{URL: u}
+		rwc.ProtobufMessage = msg
 		rwc.QueueConfig.BatchSendDeadline = model.Duration(10 * time.Millisecond)
 		rwc.MetadataConfig.Send = false
 		conf := &config.Config{GlobalConfig: config.DefaultGlobalConfig, RemoteWriteConfigs: []*config.RemoteWriteConfig{&rwc}}

@@ -13,15 +13,18 @@ import (
 // userAgent is sent with every request.
 const userAgent = "isotsdb-remote-write/1.0"
 
-// client posts remote-write 1.0 requests. Safe for concurrent use.
+// client posts remote-write requests of one message type. Safe for
+// concurrent use.
 type client struct {
 	url     string
 	hc      *http.Client
 	timeout time.Duration
 	headers map[string]string
+	msg     ProtobufMessage
 }
 
-// post sends one snappy-compressed WriteRequest. It returns nil on a 2xx
+// post sends one snappy-compressed request of c.msg, with the content
+// type and version header Prometheus's client sends with it. It returns nil on a 2xx
 // answer; otherwise the error (an *HTTPError for a non-2xx answer) and,
 // for 429 and 5xx answers that carry one, the delay asked by Retry-After.
 func (c *client) post(ctx context.Context, body []byte) (retryAfter time.Duration, err error) {
@@ -35,9 +38,14 @@ func (c *client) post(ctx context.Context, body []byte) (retryAfter time.Duratio
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Encoding", "snappy")
-	req.Header.Set("Content-Type", "application/x-protobuf")
 	req.Header.Set("User-Agent", userAgent)
-	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	if c.msg == WriteV2 {
+		req.Header.Set("Content-Type", "application/x-protobuf;proto="+string(WriteV2))
+		req.Header.Set("X-Prometheus-Remote-Write-Version", "2.0.0")
+	} else {
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("remote: post: %w", err)

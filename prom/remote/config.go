@@ -27,6 +27,16 @@ type Config struct {
 	Headers map[string]string
 	// Client sends the requests; nil uses a new http.Client.
 	Client *http.Client
+	// ProtobufMessage is the message sent, as Prometheus's
+	// protobuf_message: WriteV1 (remote write 1.0, the default) or
+	// WriteV2 (remote write 2.0, with start times and inline metadata).
+	// A receiver that does not accept the message answers 415, which is
+	// not retried: the batch is counted failed and logged.
+	ProtobufMessage ProtobufMessage
+	// SendExemplars sends the exemplars logged in the WAL with the samples
+	// of their commit, as Prometheus's send_exemplars (off by default, as
+	// there).
+	SendExemplars bool
 
 	// ExternalLabels are added to every series (a series' own label of the
 	// same name wins, as in Prometheus).
@@ -69,10 +79,28 @@ type Config struct {
 	FlushDeadline time.Duration
 }
 
+// ProtobufMessage names a remote-write protobuf message, as Prometheus's
+// protobuf_message setting spells it.
+type ProtobufMessage string
+
+// The messages a Sender can send.
+const (
+	// WriteV1 is remote write 1.0's prometheus.WriteRequest. Metadata is
+	// not sent with it: Prometheus sends 1.0 metadata from its scrape
+	// caches in separate requests, and its 1.0 receiver ignores it.
+	WriteV1 ProtobufMessage = "prometheus.WriteRequest"
+	// WriteV2 is remote write 2.0's io.prometheus.write.v2.Request: each
+	// series' labels as references into a symbols table, samples and
+	// histograms with their start times, exemplars, and the series'
+	// newest metadata (from the WAL's Metadata records) inline.
+	WriteV2 ProtobufMessage = "io.prometheus.write.v2.Request"
+)
+
 // DefaultConfig returns the defaults, with URL unset.
 func DefaultConfig() Config {
 	return Config{
 		Name:                  "default",
+		ProtobufMessage:       WriteV1,
 		Timeout:               30 * time.Second,
 		MinShards:             1,
 		MaxShards:             50,
@@ -107,6 +135,9 @@ func (c Config) withDefaults() (Config, error) {
 			*p = v
 		}
 	}
+	if c.ProtobufMessage == "" {
+		c.ProtobufMessage = d.ProtobufMessage
+	}
 	setDur(&c.Timeout, d.Timeout)
 	setInt(&c.MinShards, d.MinShards)
 	setInt(&c.MaxShards, d.MaxShards)
@@ -128,6 +159,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: MinShards %d > MaxShards %d", ErrConfig, c.MinShards, c.MaxShards)
 	case c.MinBackoff > c.MaxBackoff:
 		return c, fmt.Errorf("%w: MinBackoff %v > MaxBackoff %v", ErrConfig, c.MinBackoff, c.MaxBackoff)
+	case c.ProtobufMessage != WriteV1 && c.ProtobufMessage != WriteV2:
+		return c, fmt.Errorf("%w: protobuf message %q: use %q or %q", ErrConfig, c.ProtobufMessage, WriteV1, WriteV2)
 	case c.MaxSegmentsBehind < 0:
 		return c, fmt.Errorf("%w: MaxSegmentsBehind %d < 0", ErrConfig, c.MaxSegmentsBehind)
 	}

@@ -1,5 +1,6 @@
 // Package remote sends the samples an isotsdb DB writes to its WAL to a
-// Prometheus remote-write 1.0 receiver.
+// Prometheus remote-write receiver, as remote write 1.0 or 2.0
+// (Config.ProtobufMessage).
 //
 // A Sender tails DIR/wal the way Prometheus's queue manager tails its own
 // WAL: it reads the newest checkpoint for series definitions, then the
@@ -7,7 +8,14 @@
 // or woken by Notify). Float samples and native histograms (integer and
 // float, exponential and custom buckets) are sent for series kept by
 // relabeling, with the external labels added, spread over shards by series
-// and sent in batches with retries (see sender.go, client.go).
+// and sent in batches with retries (see sender.go, client.go). With
+// Config.SendExemplars, the exemplars of a commit go with the first sample
+// of their series in the commit (or, in 1.0, alone in a TimeSeries if the
+// series has no sample in the commit, as Prometheus's queue manager sends
+// every exemplar). Remote write 2.0 (encode_v2.go) also carries each
+// sample's start time and its series' metadata as of its commit (from
+// the WAL's Metadata records; a commit's metadata is applied before its
+// samples are queued).
 //
 // Delivery is at least once. The sender remembers the WAL position up to
 // which every sample it read was acknowledged by the receiver (tracker.go)
@@ -24,10 +32,15 @@
 // read.go (the reader goroutine: checkpoint, catch-up, tailing, lost and
 // skipped segments, series garbage collection), tail.go (reading one
 // segment from a record boundary), series.go (ref to labels, relabeling),
-// shards.go (queues, batching, encoding), client.go (HTTP),
+// shards.go (queues, batching, 1.0 encoding), encode_v2.go (2.0
+// encoding), client.go (HTTP),
 // tracker.go (acknowledged position), position.go (position file),
 // keep.go (KeepWALFrom), metrics.go.
 //
-// Not sent: exemplars, metadata, start timestamps (remote write 1.0 has no
-// field for them) and tombstones. Only remote write 1.0 is spoken.
+// Not sent: tombstones; with 1.0, start times (1.0 has no field for them)
+// and metadata (Prometheus sends 1.0 metadata from its scrape caches, in
+// requests of their own, and its 1.0 receiver ignores it). A 2.0 exemplar
+// whose series has no sample in its commit nor earlier in its batch is not
+// sent (a 2.0 TimeSeries needs a sample; Prometheus's receiver rejects
+// the request otherwise) and is counted in exemplars_failed_total.
 package remote

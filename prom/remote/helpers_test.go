@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,6 +40,8 @@ type receiver struct {
 	hook    func(w http.ResponseWriter, r *http.Request) bool // true: answered
 	seen    map[string]int                                    // accepted deliveries per sample
 	samples int                                               // accepted samples, duplicates included
+	codes   map[int]int                                       // answers of Prometheus's handler, by status
+	v2      v2Seen                                            // what accepted 2.0 requests carried
 }
 
 // tlogWriter writes to the test's log.
@@ -51,14 +54,29 @@ func (w tlogWriter) Write(p []byte) (int, error) {
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	db, err := ptsdb.Open(t.TempDir(), nil, nil, ptsdb.DefaultOptions(), nil)
+	return newReceiverFor(t, remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false)
+}
+
+// newReceiverFor is newReceiver accepting the messages msgs, with
+// Prometheus's exemplar storage on if exemplars, and metadata appends on
+// (stored with the samples of a 2.0 request, as with Prometheus's
+// metadata-wal-records feature).
+func newReceiverFor(t *testing.T, msgs remoteapi.MessageTypes, exemplars bool) *receiver {
+	t.Helper()
+	o := ptsdb.DefaultOptions()
+	if exemplars {
+		o.EnableExemplarStorage = true
+		o.MaxExemplars = 100_000
+	}
+	o.EnableMetadataWALRecords = true
+	db, err := ptsdb.Open(t.TempDir(), nil, nil, o, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	rv := &receiver{db: db}
 	// Prometheus's handler logs rejected samples and needs a logger for
 	// that (nil panics, and the sender then retries forever).
 	logger := slog.New(slog.NewTextHandler(tlogWriter{t}, nil))
-	rv.handler = promremote.NewWriteHandler(logger, nil, db, remoteapi.MessageTypes{remoteapi.WriteV1MessageType}, false, false)
+	rv.handler = promremote.NewWriteHandler(logger, nil, db, msgs, false, true)
 	rv.srv = httptest.NewServer(rv)
 	t.Cleanup(func() {
 		rv.mu.Lock()
@@ -120,8 +138,18 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rec := httptest.NewRecorder()
 	rv.handler.ServeHTTP(rec, r)
+	rv.mu.Lock()
+	if rv.codes == nil {
+		rv.codes = map[int]int{}
+	}
+	rv.codes[rec.Code]++
+	rv.mu.Unlock()
 	if rec.Code/100 == 2 {
-		rv.record(body)
+		if strings.Contains(r.Header.Get("Content-Type"), "io.prometheus.write.v2.Request") {
+			rv.recordV2(body)
+		} else {
+			rv.record(body)
+		}
 	}
 	for k, v := range rec.Header() {
 		w.Header()[k] = v

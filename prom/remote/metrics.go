@@ -13,6 +13,8 @@ type metrics struct {
 	samplesSent      prometheus.Counter
 	samplesFailed    prometheus.Counter
 	samplesRetried   prometheus.Counter
+	exemplarsSent    prometheus.Counter
+	exemplarsFailed  prometheus.Counter // rejected with their batch, or not sendable (encode_v2.go)
 	samplesDropped   prometheus.Counter // dropped by relabeling or unknown series
 	samplesPending   prometheus.Gauge
 	highestSent      prometheus.Gauge
@@ -38,6 +40,8 @@ func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
 		samplesSent:      c("remote_storage", "samples_total", "Samples sent and acknowledged by the receiver."),
 		samplesFailed:    c("remote_storage", "samples_failed_total", "Samples given up on after a non-retryable error."),
 		samplesRetried:   c("remote_storage", "samples_retried_total", "Samples sent again after a retryable error."),
+		exemplarsSent:    c("remote_storage", "exemplars_total", "Exemplars sent and acknowledged by the receiver."),
+		exemplarsFailed:  c("remote_storage", "exemplars_failed_total", "Exemplars given up on after a non-retryable error, or that the message could not carry."),
 		samplesDropped:   c("remote_storage", "samples_dropped_total", "Samples not sent: their series was dropped by relabeling or is unknown."),
 		samplesPending:   g("remote_storage", "samples_pending", "Samples read from the WAL and not yet acknowledged."),
 		highestSent:      g("remote_storage", "queue_highest_sent_timestamp_seconds", "Highest timestamp acknowledged by the receiver, in seconds."),
@@ -51,7 +55,7 @@ func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
 		positionFailures: c("remote_storage", "position_write_failures_total", "Failed writes of the position file."),
 	}
 	if reg != nil {
-		for _, col := range []prometheus.Collector{m.samplesSent, m.samplesFailed, m.samplesRetried, m.samplesDropped,
+		for _, col := range []prometheus.Collector{m.samplesSent, m.samplesFailed, m.samplesRetried, m.exemplarsSent, m.exemplarsFailed, m.samplesDropped,
 			m.samplesPending, m.highestSent, m.shards, m.segmentsDropped, m.segmentsLost, m.samplesSkipped,
 			m.requestsSent, m.walSegment, m.positionSegment, m.positionFailures} {
 			if err := reg.Register(col); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/wlog"
+	isolabels "github.com/isotsdb/tsdb/labels"
 	promstorage "github.com/isotsdb/tsdb/prom/storage"
 	"github.com/isotsdb/tsdb/vfs"
 )
@@ -163,8 +164,8 @@ func (s *Sender) loadCheckpoint() int {
 	return idx
 }
 
-// seriesOnly applies a Series record to the series map and ignores other
-// records. It returns the number of float samples in a samples record,
+// seriesOnly applies a Series or Metadata record to the series map and
+// ignores other records. It returns the number of float samples in a samples record,
 // for counting what a skip gives up (histograms are not counted).
 func (s *Sender) seriesOnly(rec []byte, seg int) int {
 	if len(rec) == 0 {
@@ -173,6 +174,8 @@ func (s *Sender) seriesOnly(rec []byte, seg int) int {
 	switch record.Type(rec[0]) {
 	case record.Series:
 		s.defineSeries(rec, seg)
+	case record.Metadata:
+		s.applyMetadata(rec)
 	case record.Samples, record.SamplesV2:
 		var err error
 		s.samples, err = s.dec.Samples(rec, s.samples[:0])
@@ -192,6 +195,20 @@ func (s *Sender) defineSeries(rec []byte, seg int) {
 	}
 	for _, r := range s.refs {
 		s.series.set(r.Ref, r.Labels, seg)
+	}
+}
+
+// applyMetadata records the metadata of a Metadata record in the series
+// map.
+func (s *Sender) applyMetadata(rec []byte) {
+	var err error
+	s.metas, err = s.dec.Metadata(rec, s.metas[:0])
+	if err != nil {
+		s.logger.Error("remote write: bad metadata record", "err", err)
+		return
+	}
+	for _, m := range s.metas {
+		s.series.setMeta(m.Ref, seriesMeta{typ: m.Type, unit: m.Unit, help: m.Help})
 	}
 }
 
@@ -289,6 +306,12 @@ func (s *Sender) sendRecord(ctx context.Context, seg int, off int64) func(rec []
 			g := s.group
 			s.group = commitGroup{}
 			s.tracker.add(g.markEnd, 0)
+			s.prepareGroup(g.recs)
+			s.inGroup = true
+			defer func() {
+				s.inGroup = false
+				clear(s.groupEx)
+			}()
 			for _, r := range g.recs {
 				if err := s.process(ctx, r.end.Segment, r.rec, r.end.Offset); err != nil {
 					return err
@@ -306,6 +329,49 @@ func (s *Sender) sendRecord(ctx context.Context, seg int, off int64) func(rec []
 		}
 		return s.process(ctx, seg, rec, end)
 	}
+}
+
+// prepareGroup readies the records of a whole commit group for process:
+// its metadata is applied first, so that the group's samples are sent
+// with it (the Metadata record follows the samples in the WAL), and, with
+// Config.SendExemplars, its exemplars are decoded into s.groupEx, for
+// queue to attach to the samples of their series (the Exemplars record
+// comes last).
+func (s *Sender) prepareGroup(recs []groupRec) {
+	clear(s.groupEx)
+	for _, r := range recs {
+		if len(r.rec) == 0 {
+			continue
+		}
+		switch record.Type(r.rec[0]) {
+		case record.Metadata:
+			s.applyMetadata(r.rec)
+		case record.Exemplars:
+			if s.cfg.SendExemplars {
+				s.decodeExemplars(r.rec, r.end)
+			}
+		}
+	}
+}
+
+// decodeExemplars adds the exemplars of an Exemplars record ending at end
+// to s.groupEx, by series.
+func (s *Sender) decodeExemplars(rec []byte, end wlog.Position) {
+	var err error
+	s.exs, err = s.dec.Exemplars(rec, s.exs[:0])
+	if err != nil {
+		s.logger.Error("remote write: bad exemplars record", "segment", end.Segment, "offset", end.Offset, "err", err)
+		return
+	}
+	if s.groupEx == nil {
+		s.groupEx = map[uint64][]prompb.Exemplar{}
+	}
+	for _, e := range s.exs {
+		pe := prompb.Exemplar{Value: e.V, Timestamp: e.T}
+		e.Labels.Range(func(l isolabels.Label) { pe.Labels = append(pe.Labels, prompb.Label{Name: l.Name, Value: l.Value}) })
+		s.groupEx[e.Ref] = append(s.groupEx[e.Ref], pe)
+	}
+	clear(s.exs) // drop label references
 }
 
 // commitGroup is a commit group being read (see sendRecord). Its records
@@ -346,6 +412,12 @@ func (s *Sender) process(ctx context.Context, seg int, rec []byte, end int64) er
 	switch record.Type(rec[0]) {
 	case record.Series:
 		s.defineSeries(rec, seg)
+	case record.Metadata:
+		s.applyMetadata(rec) // again, for a group: the same, a no-op
+	case record.Exemplars:
+		if s.cfg.SendExemplars {
+			return s.queueExemplars(ctx, rec, pos)
+		}
 	case record.Samples, record.SamplesV2:
 		return s.queueSamples(ctx, rec, pos)
 	case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2,
@@ -367,8 +439,25 @@ func (s *Sender) queueSamples(ctx context.Context, rec []byte, pos wlog.Position
 	}
 	s.pend = s.pend[:0]
 	for _, smp := range s.samples {
-		s.pend = append(s.pend, pendingItem{ref: smp.Ref, it: item{t: smp.T, v: smp.V}})
+		s.pend = append(s.pend, pendingItem{ref: smp.Ref, it: item{st: smp.ST, t: smp.T, v: smp.V}})
 	}
+	return s.queue(ctx, pos)
+}
+
+// queueExemplars queues, as exOnly items, the exemplars of the Exemplars
+// record ending at pos that were not attached to a sample of their commit
+// (those of a series without a sample in the commit, or all of them for
+// a record outside a commit group).
+func (s *Sender) queueExemplars(ctx context.Context, rec []byte, pos wlog.Position) error {
+	if !s.inGroup {
+		clear(s.groupEx)
+		s.decodeExemplars(rec, pos)
+	}
+	s.pend = s.pend[:0]
+	for ref, ex := range s.groupEx {
+		s.pend = append(s.pend, pendingItem{ref: ref, it: item{ex: ex, exOnly: true}})
+	}
+	clear(s.groupEx)
 	return s.queue(ctx, pos)
 }
 
@@ -381,14 +470,12 @@ func (s *Sender) queueHistograms(ctx context.Context, rec []byte, pos wlog.Posit
 	case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
 		s.hists, err = s.dec.HistogramSamples(rec, s.hists[:0])
 		for _, h := range s.hists {
-			ph := prompb.FromIntHistogram(h.T, promstorage.ToPromHistogram(h.H))
-			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{t: h.T, h: []prompb.Histogram{ph}}})
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, h: promstorage.ToPromHistogram(h.H)}})
 		}
 	default:
 		s.fhists, err = s.dec.FloatHistogramSamples(rec, s.fhists[:0])
 		for _, h := range s.fhists {
-			ph := prompb.FromFloatHistogram(h.T, promstorage.ToPromFloatHistogram(h.FH))
-			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{t: h.T, h: []prompb.Histogram{ph}}})
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, fh: promstorage.ToPromFloatHistogram(h.FH)}})
 		}
 	}
 	if err != nil {
@@ -420,10 +507,19 @@ func (s *Sender) queue(ctx context.Context, pos wlog.Position) error {
 	for _, p := range s.pend {
 		se := s.series.get(p.ref)
 		if se == nil {
-			dropped++
+			if !p.it.exOnly {
+				dropped++
+			}
 			continue
 		}
+		if ex, ok := s.groupEx[p.ref]; ok && !p.it.exOnly {
+			// The commit's exemplars of the series go with its first
+			// sample.
+			p.it.ex = ex
+			delete(s.groupEx, p.ref)
+		}
 		p.it.s = se
+		p.it.meta = se.meta
 		i := int(p.ref % uint64(n))
 		s.staging[i] = append(s.staging[i], p.it)
 		kept++

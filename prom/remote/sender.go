@@ -12,13 +12,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/isotsdb/tsdb/internal/record"
 	"github.com/isotsdb/tsdb/internal/wlog"
 )
 
-// Sender tails the WAL of one isotsdb DB and sends its float samples and
-// native histograms to one remote-write receiver. Create it with New, run
+// Sender tails the WAL of one isotsdb DB and sends its float samples,
+// native histograms, and (Config.SendExemplars) exemplars to one
+// remote-write receiver, as remote write 1.0 or 2.0
+// (Config.ProtobufMessage; 2.0 also carries start times and each series'
+// metadata). Create it with New, run
 // it with Start, end it with Stop. KeepWALFrom and Notify may be called at
 // any time from any goroutine, before Start and after Stop included; the
 // embedder calls Notify after its commits to have them sent without
@@ -52,9 +56,13 @@ type Sender struct {
 	hists        []record.RefHistogramSample
 	fhists       []record.RefFloatHistogramSample
 	pend         []pendingItem
-	records      uint64     // records read while tailing
-	gcCheckpoint int        // newest checkpoint gcSeries applied, -1 none
-	gcPending    *pendingGC // checkpoint gcSeries will apply later, or nil
+	metas        []record.RefMetadata
+	exs          []record.RefExemplar
+	groupEx      map[uint64][]prompb.Exemplar // a commit group's exemplars not yet queued, by series
+	inGroup      bool                         // a commit group's records are being processed
+	records      uint64                       // records read while tailing
+	gcCheckpoint int                          // newest checkpoint gcSeries applied, -1 none
+	gcPending    *pendingGC                   // checkpoint gcSeries will apply later, or nil
 	refs         []record.RefSeries
 	group        commitGroup // commit group being read
 	staging      [][]item
@@ -91,7 +99,7 @@ func New(dir string, cfg Config, logger *slog.Logger, reg prometheus.Registerer)
 		posPath: positionPath(dir, cfg.Name),
 		logger:  logger.With("remote_name", cfg.Name),
 		metrics: m,
-		client:  &client{url: cfg.URL.String(), hc: cfg.Client, timeout: cfg.Timeout, headers: cfg.Headers},
+		client:  &client{url: cfg.URL.String(), hc: cfg.Client, timeout: cfg.Timeout, headers: cfg.Headers, msg: cfg.ProtobufMessage},
 		notify:  make(chan struct{}, 1),
 		skipCh:  make(chan struct{}, 1),
 		series:  newSeriesMap(cfg.ExternalLabels, cfg.RelabelConfigs),

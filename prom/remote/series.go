@@ -9,10 +9,18 @@ import (
 )
 
 // series is a series as it is sent: its labels after external labels and
-// relabeling, ready for a prompb.TimeSeries. Entries are immutable once
-// made, so shards read them without locks.
+// relabeling, ready for a prompb.TimeSeries, and its newest metadata. The
+// labels are immutable once made, so shards read them without locks; meta
+// is the reader's alone (each item takes the value of its time along).
 type series struct {
 	labels []prompb.Label
+	meta   *seriesMeta // nil until a Metadata record names the series; replaced, never modified
+}
+
+// seriesMeta is a series' metadata as remote write 2.0 sends it inline.
+type seriesMeta struct {
+	typ        uint8 // record.MetricType (the WAL's encoding of the type)
+	unit, help string
 }
 
 // seriesMap maps the WAL's series references to what is sent for them; an
@@ -62,7 +70,24 @@ func (m *seriesMap) set(ref uint64, ls isolabels.Labels, seg int) {
 	}
 	pl := make([]prompb.Label, 0, out.Len())
 	out.Range(func(l labels.Label) { pl = append(pl, prompb.Label{Name: l.Name, Value: l.Value}) })
-	m.refs[ref] = seriesEntry{s: &series{labels: pl}, seg: seg}
+	se := &series{labels: pl}
+	if old := m.refs[ref].s; old != nil {
+		// A series defined again (a checkpoint, a later Series record)
+		// keeps the metadata it had.
+		se.meta = old.meta
+	}
+	m.refs[ref] = seriesEntry{s: se, seg: seg}
+}
+
+// setMeta records the metadata of series ref from a Metadata record; the
+// series must be defined (else, or if it was dropped, nothing happens).
+// Samples queued after the call are sent with it.
+func (m *seriesMap) setMeta(ref uint64, md seriesMeta) {
+	if se := m.refs[ref].s; se != nil {
+		if se.meta == nil || *se.meta != md {
+			se.meta = &md
+		}
+	}
 }
 
 // get returns the series to send for ref, or nil if it is unknown or

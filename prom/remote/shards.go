@@ -7,18 +7,26 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// item is one sample queued for sending: a float (h nil) or a native
-// histogram. seq is the tracker sequence number of the WAL record it came
-// from.
+// item is one sample queued for sending: a float (h and fh nil) or a
+// native histogram (h or fh), with its start time st (0: none), its
+// series' metadata as of its commit (nil: none), and the exemplars of its series logged in the same commit (with
+// Config.SendExemplars). An item with exOnly set has no sample: it carries
+// exemplars whose series has no sample in their commit. seq is the
+// tracker sequence number of the WAL record it came from.
 type item struct {
-	s   *series
-	h   []prompb.Histogram // nil, or the one histogram
-	t   int64
-	v   float64
-	seq uint64
+	s      *series
+	h      *histogram.Histogram
+	fh     *histogram.FloatHistogram
+	meta   *seriesMeta
+	ex     []prompb.Exemplar
+	exOnly bool
+	st, t  int64
+	v      float64
+	seq    uint64
 }
 
 // shardSet is a fixed number of shards, each a queue and a goroutine that
@@ -176,24 +184,38 @@ func (set *shardSet) run(sh *shard) {
 type encoder struct {
 	ts      []prompb.TimeSeries
 	samples []prompb.Sample
+	hists   []prompb.Histogram
 	pb      []byte
 	snappy  []byte
+	v2      v2Encoder
 }
 
 // encode returns the snappy-compressed WriteRequest for batch, valid until
-// the next call. Each sample gets its own TimeSeries, sharing the series'
-// label slice.
+// the next call. Each item gets its own TimeSeries, sharing the series'
+// label slice: its sample or histogram and its exemplars (only exemplars
+// for an exOnly item, as Prometheus's queue manager sends them).
 func (e *encoder) encode(batch []item) ([]byte, error) {
 	e.samples = e.samples[:0]
+	e.hists = e.hists[:0]
 	e.ts = e.ts[:0]
 	for _, it := range batch {
 		e.samples = append(e.samples, prompb.Sample{Timestamp: it.t, Value: it.v})
+		switch {
+		case it.h != nil:
+			e.hists = append(e.hists, prompb.FromIntHistogram(it.t, it.h))
+		case it.fh != nil:
+			e.hists = append(e.hists, prompb.FromFloatHistogram(it.t, it.fh))
+		default:
+			e.hists = append(e.hists, prompb.Histogram{})
+		}
 	}
 	for i, it := range batch {
-		ts := prompb.TimeSeries{Labels: it.s.labels}
-		if it.h != nil {
-			ts.Histograms = it.h
-		} else {
+		ts := prompb.TimeSeries{Labels: it.s.labels, Exemplars: it.ex}
+		switch {
+		case it.exOnly:
+		case it.h != nil || it.fh != nil:
+			ts.Histograms = e.hists[i : i+1 : i+1]
+		default:
 			ts.Samples = e.samples[i : i+1 : i+1]
 		}
 		e.ts = append(e.ts, ts)
@@ -204,6 +226,8 @@ func (e *encoder) encode(batch []item) ([]byte, error) {
 		e.pb = make([]byte, size)
 	}
 	n, err := req.MarshalToSizedBuffer(e.pb[:size])
+	clear(e.ts) // drop label and exemplar references
+	clear(e.hists)
 	if err != nil {
 		return nil, err
 	}
@@ -215,25 +239,34 @@ func (e *encoder) encode(batch []item) ([]byte, error) {
 // tracker, unless the set's context ended first.
 func (set *shardSet) send(enc *encoder, batch []item) {
 	s := set.s
-	body, err := enc.encode(batch)
+	var (
+		body       []byte
+		err        error
+		unsent     int // exemplars the message cannot carry
+		n, nEx, hi = countBatch(batch)
+	)
+	if s.cfg.ProtobufMessage == WriteV2 {
+		body, unsent, err = enc.v2.encode(batch)
+	} else {
+		body, err = enc.encode(batch)
+	}
 	if err == nil {
-		err = s.sendWithRetry(set.ctx, body, len(batch))
+		err = s.sendWithRetry(set.ctx, body, n)
 	}
 	switch {
 	case err == nil:
-		s.metrics.samplesSent.Add(float64(len(batch)))
-		var hi int64
-		for _, it := range batch {
-			hi = max(hi, it.t)
-		}
+		s.metrics.samplesSent.Add(float64(n))
+		s.metrics.exemplarsSent.Add(float64(nEx - unsent))
+		s.metrics.exemplarsFailed.Add(float64(unsent))
 		s.raiseHighest(hi)
 	case set.ctx.Err() != nil && errors.Is(err, set.ctx.Err()):
 		return // abandoned: stays unacknowledged, sent again after a restart
 	default:
-		s.metrics.samplesFailed.Add(float64(len(batch)))
-		s.logger.Error("remote write: batch dropped", "samples", len(batch), "err", err)
+		s.metrics.samplesFailed.Add(float64(n))
+		s.metrics.exemplarsFailed.Add(float64(nEx))
+		s.logger.Error("remote write: batch dropped", "samples", n, "exemplars", nEx, "err", err)
 	}
-	// Batches hold runs of samples of the same record, in record order.
+	// Batches hold runs of items of the same record, in record order.
 	start := 0
 	for i := 1; i <= len(batch); i++ {
 		if i == len(batch) || batch[i].seq != batch[start].seq {
@@ -241,4 +274,17 @@ func (set *shardSet) send(enc *encoder, batch []item) {
 			start = i
 		}
 	}
+}
+
+// countBatch returns the number of samples (floats and histograms) and of
+// exemplars in batch, and the highest sample time.
+func countBatch(batch []item) (samples, exemplars int, highest int64) {
+	for _, it := range batch {
+		exemplars += len(it.ex)
+		if !it.exOnly {
+			samples++
+			highest = max(highest, it.t)
+		}
+	}
+	return samples, exemplars, highest
 }

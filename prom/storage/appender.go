@@ -190,16 +190,37 @@ func (a *appenderV2) Append(ref storage.SeriesRef, ls plabels.Labels, st, t int6
 	if err != nil || len(opts.Exemplars) == 0 {
 		return r, err
 	}
+	_, err = a.AppendExemplars(r, ls, opts.Exemplars)
+	return r, err
+}
+
+var _ storage.ExemplarAppenderV2 = (*appenderV2)(nil)
+
+// AppendExemplars implements storage.ExemplarAppenderV2 (which Prometheus's
+// remote-write receiver requires of its AppenderV2): each exemplar of the
+// series ref or ls is buffered in the transaction, as by
+// Appender.AppendExemplar. As in Prometheus's head, duplicates and every
+// exemplar while exemplars are off are dropped silently; the others that
+// are rejected are reported in a *storage.AppendPartialError, the rest
+// being kept. The series must have a sample in the DB or in this
+// transaction: otherwise nothing is buffered and the error wraps
+// storage.ErrNotFound and tsdb.ErrExemplarSeriesNotFound.
+func (a *appenderV2) AppendExemplars(ref storage.SeriesRef, ls plabels.Labels, es []exemplar.Exemplar) (storage.SeriesRef, error) {
 	var errs []storage.ExemplarError
-	for i, e := range opts.Exemplars {
-		_, err := a.appendExemplar(r, ls, e)
-		if err == nil || errors.Is(err, tsdb.ErrDuplicateExemplar) || errors.Is(err, tsdb.ErrExemplarsDisabled) {
-			continue
+	for i, e := range es {
+		r, err := a.appendExemplar(ref, ls, e)
+		switch {
+		case err == nil:
+			ref = r
+		case errors.Is(err, tsdb.ErrDuplicateExemplar), errors.Is(err, tsdb.ErrExemplarsDisabled):
+		case errors.Is(err, tsdb.ErrExemplarSeriesNotFound):
+			return ref, fmt.Errorf("%w: %w", storage.ErrNotFound, err)
+		default:
+			errs = append(errs, storage.ExemplarError{Index: i, Err: err})
 		}
-		errs = append(errs, storage.ExemplarError{Index: i, Err: err})
 	}
 	if len(errs) > 0 {
-		return r, &storage.AppendPartialError{ExemplarErrors: errs}
+		return ref, &storage.AppendPartialError{ExemplarErrors: errs}
 	}
-	return r, nil
+	return ref, nil
 }

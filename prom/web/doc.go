@@ -15,13 +15,16 @@
 //     status/config (an empty configuration), status/tsdb/blocks (the
 //     DB's blocks), status/walreplay (always done);
 //   - the scrape-, rule- and alerting-related endpoints (targets,
-//     scrape_pools, rules, alerts, alertmanagers, metadata,
-//     targets/metadata) answer as a Prometheus without scrape targets,
-//     rules or Alertmanagers does: empty lists. /api/v1/metadata, which
-//     Prometheus fills from its scrape targets and not from storage, is
-//     therefore always the empty object;
+//     scrape_pools, rules, alerts, alertmanagers, targets/metadata)
+//     answer as a Prometheus without scrape targets, rules or
+//     Alertmanagers does: empty lists;
+//   - /api/v1/metadata, which Prometheus fills from its scrape targets,
+//     lists the metadata stored in the DB (metadata.go), with
+//     Prometheus's parameters, JSON and errors;
 //   - unless Options.ReadOnly: the remote-write receiver (/api/v1/write,
-//     Prometheus remote-write 1.0 messages) and the admin endpoints
+//     remote-write 1.0 and 2.0 messages, as a Prometheus with both
+//     accepted; 2.0's start times, inline metadata and exemplars are
+//     stored) and the admin endpoints
 //     (admin/tsdb/delete_series, clean_tombstones, snapshot). With
 //     ReadOnly, /api/v1/write answers 404 and the admin endpoints fail
 //     with errorType "unavailable", as in a Prometheus without
@@ -51,6 +54,18 @@
 // at Commit, so its receiver answers 204 having stored the rest of the
 // request. Out-of-order and duplicate samples against samples already
 // stored get 400 from both, with nothing applied.
+//
+// Remote write 2.0 allows partial writes, and Prometheus's 2.0 receiver
+// makes them: a series or sample it cannot store (bad symbol references
+// or labels, a series without samples, an out-of-order, duplicate,
+// too-late or too-far-future sample, an invalid histogram) is skipped,
+// the rest of the request is committed, and the answer is 400 with the
+// counts stored in the X-Prometheus-Remote-Write-*-Written headers; only
+// a storage failure (500) rolls everything back. The same happens here,
+// the stored rest being still one transaction, so a query sees all of it
+// or none. A sample out of order within the request is skipped here at
+// append (400, the rest stored) where Prometheus drops it at Commit
+// (204): both DBs end up holding the same samples.
 //
 // # Status
 //

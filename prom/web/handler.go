@@ -77,9 +77,13 @@ func New(db *tsdb.DB, opts Options) (http.Handler, error) {
 		opts:      opts,
 	}
 	if !opts.ReadOnly {
-		c.appendable = writeAppendable{s}
+		c.appendable = s
 	}
-	return newHandler(c)
+	h, err := newHandler(c)
+	if err != nil {
+		return nil, err
+	}
+	return metadataHandler{db: db, next: h}, nil
 }
 
 // apiConfig is what newHandler builds Prometheus's API from. The tests
@@ -88,13 +92,19 @@ func New(db *tsdb.DB, opts Options) (http.Handler, error) {
 type apiConfig struct {
 	queryable storage.SampleAndChunkQueryable
 	exemplars storage.ExemplarQueryable
-	// appendable receives remote writes; nil turns the receiver and the
-	// admin endpoints off.
+	// appendable receives remote writes (its AppenderV2s must be
+	// storage.ExemplarAppenderV2s, as Prometheus's receiver requires); nil
+	// turns the receiver and the admin endpoints off.
 	appendable storage.AppendableV2
 	admin      v1.TSDBAdminStats
 	dbDir      string
 	opts       Options
 }
+
+// acceptedMessages are the remote-write messages /api/v1/write accepts:
+// 1.0's prometheus.WriteRequest and 2.0's io.prometheus.write.v2.Request,
+// as Prometheus's receiver with both enabled.
+var acceptedMessages = remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}
 
 // newHandler builds Prometheus's v1 API from c and routes /api/v1/ to it.
 func newHandler(c apiConfig) (http.Handler, error) {
@@ -167,11 +177,12 @@ func newHandler(c apiConfig) (http.Handler, error) {
 		o.Registerer,
 		nil, // default stats renderer
 		writable,
-		remoteapi.MessageTypes{remoteapi.WriteV1MessageType},
+		acceptedMessages,
 		false, false, false, // OTLP receiver off
 		o.LookbackDelta,
-		false, false, // no type-and-unit labels, no metadata appends
-		nil, // Prometheus's error codes
+		false, // no type-and-unit labels
+		true,  // store remote write 2.0's metadata (opts.Metadata of each append)
+		nil,   // Prometheus's error codes
 		features.NewRegistry(),
 		v1.OpenAPIOptions{},
 		nil, // Prometheus's PromQL parser

@@ -1,0 +1,122 @@
+package remote
+
+import (
+	"github.com/golang/snappy"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+
+	"github.com/isotsdb/tsdb"
+	promstorage "github.com/isotsdb/tsdb/prom/storage"
+)
+
+// v2Encoder builds remote-write 2.0 requests (io.prometheus.write.v2.Request)
+// with reusable buffers: one symbols table per request, holding every
+// label name and value, help text and unit of it.
+type v2Encoder struct {
+	syms    writev2.SymbolsTable
+	ts      []writev2.TimeSeries
+	refs    []uint32 // backing of the TimeSeries' label references
+	samples []writev2.Sample
+	hists   []writev2.Histogram
+	bySer   map[*series]int // index in ts of the series' last TimeSeries
+	pb      []byte
+	snappy  []byte
+}
+
+// encode returns the snappy-compressed 2.0 request for batch, valid until
+// the next call, and the number of exemplars it could not carry. Each
+// sample or histogram gets its own TimeSeries with its start time, its
+// series' metadata as of its commit and the exemplars queued with it. A 2.0
+// TimeSeries must hold a sample or histogram (Prometheus's receiver
+// rejects the request otherwise), so the exemplars of an exOnly item go
+// with the batch's last earlier TimeSeries of their series; without one
+// they are not sent, and counted in unsent.
+func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
+	if e.bySer == nil {
+		e.syms = writev2.NewSymbolTable()
+		e.bySer = map[*series]int{}
+	}
+	e.syms.Reset()
+	clear(e.bySer)
+	e.ts = e.ts[:0]
+	// Size the backing slices first, so that appending to them never
+	// moves what earlier TimeSeries point into.
+	nRefs := 0
+	for _, it := range batch {
+		nRefs += 2 * len(it.s.labels)
+	}
+	if cap(e.refs) < nRefs {
+		e.refs = make([]uint32, 0, nRefs)
+	}
+	if cap(e.samples) < len(batch) {
+		e.samples = make([]writev2.Sample, 0, len(batch))
+		e.hists = make([]writev2.Histogram, 0, len(batch))
+	}
+	e.refs, e.samples, e.hists = e.refs[:0], e.samples[:0], e.hists[:0]
+	for _, it := range batch {
+		if it.exOnly {
+			i, ok := e.bySer[it.s]
+			if !ok {
+				unsent += len(it.ex)
+				continue
+			}
+			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.ex)
+			continue
+		}
+		first := len(e.refs)
+		for _, l := range it.s.labels {
+			e.refs = append(e.refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+		}
+		ts := writev2.TimeSeries{LabelsRefs: e.refs[first:len(e.refs):len(e.refs)]}
+		if m := it.meta; m != nil {
+			pm := promstorage.ToPromMetadata(tsdb.Metadata{Type: tsdb.MetricType(m.typ), Unit: m.unit, Help: m.help})
+			ts.Metadata = writev2.Metadata{
+				Type:    writev2.FromMetadataType(pm.Type),
+				HelpRef: e.syms.Symbolize(pm.Help),
+				UnitRef: e.syms.Symbolize(pm.Unit),
+			}
+		}
+		switch {
+		case it.h != nil:
+			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, it.h))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
+		case it.fh != nil:
+			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, it.fh))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
+		default:
+			e.samples = append(e.samples, writev2.Sample{StartTimestamp: it.st, Timestamp: it.t, Value: it.v})
+			ts.Samples = e.samples[len(e.samples)-1 : len(e.samples) : len(e.samples)]
+		}
+		if len(it.ex) > 0 {
+			ts.Exemplars = e.appendExemplars(nil, it.ex)
+		}
+		e.bySer[it.s] = len(e.ts)
+		e.ts = append(e.ts, ts)
+	}
+	req := writev2.Request{Symbols: e.syms.Symbols(), Timeseries: e.ts}
+	size := req.Size()
+	if cap(e.pb) < size {
+		e.pb = make([]byte, size)
+	}
+	n, err := req.MarshalToSizedBuffer(e.pb[:size])
+	clear(e.ts) // drop exemplar references
+	clear(e.hists)
+	if err != nil {
+		return nil, 0, err
+	}
+	e.snappy = snappy.Encode(e.snappy[:cap(e.snappy)], e.pb[size-n:size])
+	return e.snappy, unsent, nil
+}
+
+// appendExemplars appends ex to dst as 2.0 exemplars, their labels
+// symbolized.
+func (e *v2Encoder) appendExemplars(dst []writev2.Exemplar, ex []prompb.Exemplar) []writev2.Exemplar {
+	for _, x := range ex {
+		refs := make([]uint32, 0, 2*len(x.Labels))
+		for _, l := range x.Labels {
+			refs = append(refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+		}
+		dst = append(dst, writev2.Exemplar{LabelsRefs: refs, Value: x.Value, Timestamp: x.Timestamp})
+	}
+	return dst
+}
