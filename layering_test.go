@@ -25,8 +25,8 @@ import (
 //     never through the root;
 //   - web, cmd/* and the nested modules prom/ and ship/ are users: the public
 //     packages only (cmd/* also web, and the command-line tool's package
-//     cmd/tsdb/cli, which prom/ builds with more commands), never
-//     internal/;
+//     cmd/tsdb/cli, which prom/ builds with more commands, ship/'s upload
+//     among them: prom/ may import ship/ too), never internal/;
 //   - except prom/remote, the remote-write sender, which tails the WAL as
 //     check reads it: through internal/wlog and internal/record (and the
 //     corruption error of internal/corrupt). It lives in prom/ for
@@ -51,7 +51,7 @@ var layering = []struct {
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web", "cmd/tsdb/cli"}, publicPackages...)},
 	{"prom/remote", append([]string{"prom/*", "internal/wlog", "internal/record", "internal/corrupt"}, publicPackages...)},
-	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli"}, publicPackages...)},
+	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli", "ship", "ship/*"}, publicPackages...)},
 	{"ship", publicPackages},
 	{"ship/*", append([]string{"ship", "ship/*", "cmd/tsdb/cli"}, publicPackages...)},
 }
