@@ -60,8 +60,10 @@ var layering = []struct {
 var publicPackages = []string{".", "labels", "vfs", "histogram", "value", "chunks", "check"}
 
 // testImportsAlso are what tests may import beyond the package's rule.
-// histogramtest is a public package of test helpers, for tests only.
-var testImportsAlso = append([]string{"web", "histogram/histogramtest"}, publicPackages...)
+// histogramtest is a public package of test helpers, for tests only;
+// ship/shiptest too (it runs SeaweedFS for ship/'s and prom/'s end-to-end
+// tests; only modules requiring ship/ can import it).
+var testImportsAlso = append([]string{"web", "histogram/histogramtest", "ship/shiptest"}, publicPackages...)
 
 // matchPkg reports whether the module-relative package path pkg matches
 // pattern: equal, or below dir for a pattern "dir/*".
