@@ -145,10 +145,11 @@ func TestMayImport(t *testing.T) {
 const modulePath = "github.com/isotsdb/tsdb"
 
 // TestLayering checks every import of the module's packages, and of the
-// nested modules prom/ and ship/, against the layering table.
+// nested modules prom/, ship/ and ship/thanosmeta, against the layering
+// table.
 func TestLayering(t *testing.T) {
 	var bad []string
-	for _, dir := range []string{".", "prom", "ship"} {
+	for _, dir := range []string{".", "prom", "ship", "ship/thanosmeta"} {
 		for _, e := range moduleImports(t, dir) {
 			if !mayImport(e.from, e.to, e.test) {
 				where := "package"
