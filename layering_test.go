@@ -25,8 +25,8 @@ import (
 //     never through the root;
 //   - web, cmd/* and the nested modules prom/ and ship/ are users: the public
 //     packages only (cmd/* also web, and the command-line tool's package
-//     cmd/tsdb/cli, which prom/ builds with more commands), never
-//     internal/;
+//     cmd/tsdb/cli, which prom/ builds with more commands, ship/'s upload
+//     among them: prom/ may import ship/ too), never internal/;
 //   - except prom/remote, the remote-write sender, which tails the WAL as
 //     check reads it: through internal/wlog and internal/record (and the
 //     corruption error of internal/corrupt). It lives in prom/ for
@@ -51,7 +51,7 @@ var layering = []struct {
 	{"web", publicPackages},
 	{"cmd/*", append([]string{"web", "cmd/tsdb/cli"}, publicPackages...)},
 	{"prom/remote", append([]string{"prom/*", "internal/wlog", "internal/record", "internal/corrupt"}, publicPackages...)},
-	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli"}, publicPackages...)},
+	{"prom/*", append([]string{"web", "prom/*", "cmd/tsdb/cli", "ship", "ship/*"}, publicPackages...)},
 	{"ship", publicPackages},
 	{"ship/*", append([]string{"ship", "ship/*", "cmd/tsdb/cli"}, publicPackages...)},
 }
@@ -60,8 +60,10 @@ var layering = []struct {
 var publicPackages = []string{".", "labels", "vfs", "histogram", "value", "chunks", "check"}
 
 // testImportsAlso are what tests may import beyond the package's rule.
-// histogramtest is a public package of test helpers, for tests only.
-var testImportsAlso = append([]string{"web", "histogram/histogramtest"}, publicPackages...)
+// histogramtest is a public package of test helpers, for tests only;
+// ship/shiptest too (it runs SeaweedFS for ship/'s and prom/'s end-to-end
+// tests; only modules requiring ship/ can import it).
+var testImportsAlso = append([]string{"web", "histogram/histogramtest", "ship/shiptest"}, publicPackages...)
 
 // matchPkg reports whether the module-relative package path pkg matches
 // pattern: equal, or below dir for a pattern "dir/*".
@@ -143,10 +145,11 @@ func TestMayImport(t *testing.T) {
 const modulePath = "github.com/isotsdb/tsdb"
 
 // TestLayering checks every import of the module's packages, and of the
-// nested modules prom/ and ship/, against the layering table.
+// nested modules prom/, ship/ and ship/thanosmeta, against the layering
+// table.
 func TestLayering(t *testing.T) {
 	var bad []string
-	for _, dir := range []string{".", "prom", "ship"} {
+	for _, dir := range []string{".", "prom", "ship", "ship/thanosmeta"} {
 		for _, e := range moduleImports(t, dir) {
 			if !mayImport(e.from, e.to, e.test) {
 				where := "package"

@@ -134,7 +134,11 @@ type thanosMeta struct {
 	Labels     map[string]string `json:"labels"`
 	Downsample thanosDownsample  `json:"downsample"`
 	Source     string            `json:"source"`
-	Files      []thanosFile      `json:"files,omitempty"`
+	// SegmentFiles are the block's chunk segment files, by name within
+	// chunks/ ("000001"), sorted: Thanos's store gateway fetches the
+	// segments this lists instead of listing the bucket.
+	SegmentFiles []string     `json:"segment_files,omitempty"`
+	Files        []thanosFile `json:"files,omitempty"`
 }
 
 type thanosDownsample struct {
@@ -163,7 +167,11 @@ func bucketMeta(raw []byte, files []blockFile, labels map[string]string, source 
 	t := thanosMeta{Labels: labels, Source: source}
 	for _, bf := range files {
 		t.Files = append(t.Files, thanosFile{RelPath: bf.rel, SizeBytes: bf.size})
+		if seg, ok := strings.CutPrefix(bf.rel, "chunks/"); ok {
+			t.SegmentFiles = append(t.SegmentFiles, seg)
+		}
 	}
+	slices.Sort(t.SegmentFiles)
 	t.Files = append(t.Files, thanosFile{RelPath: metaFilename})
 	// Sorted by path, as Thanos sorts the list it gathers.
 	slices.SortFunc(t.Files, func(a, b thanosFile) int { return strings.Compare(a.RelPath, b.RelPath) })

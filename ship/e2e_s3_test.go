@@ -19,6 +19,7 @@ import (
 	"github.com/thanos-io/objstore"
 
 	"github.com/isotsdb/tsdb"
+	"github.com/isotsdb/tsdb/ship/shiptest"
 )
 
 // e2eSpec is the data of the S3 tests: 9 h of 300 series, four 2 h
@@ -144,7 +145,7 @@ type killingBucket struct {
 
 func (b *killingBucket) Upload(ctx context.Context, name string, r io.Reader, opts ...objstore.ObjectUploadOption) error {
 	if b.n.Add(1) == b.killAt {
-		r = &killReader{r: r.(sizedReader), kill: func() { b.once.Do(b.w.kill) }}
+		r = &killReader{r: r.(sizedReader), kill: func() { b.once.Do(b.w.Kill) }}
 	}
 	return b.Bucket.Upload(ctx, name, r, opts...)
 }
@@ -202,9 +203,9 @@ func TestS3KillMidUpload(t *testing.T) {
 
 	// Restart the server on the same directory and ports.
 	restart := time.Now()
-	w.start()
+	w.Start()
 	waitUp(t, inner)
-	w.warmUp("blocks")
+	w.WarmUp(shiptest.Bucket)
 	t.Logf("server restarted in %s", time.Since(restart).Round(time.Millisecond))
 	require.Equal(t, 1, requireWholeBlocks(t, inner), "only the block shipped before the kill is visible")
 

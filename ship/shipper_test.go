@@ -48,8 +48,9 @@ type thanosBlockMeta struct {
 		Downsample struct {
 			Resolution int64 `json:"resolution"`
 		} `json:"downsample"`
-		Source string `json:"source"`
-		Files  []struct {
+		Source       string   `json:"source"`
+		SegmentFiles []string `json:"segment_files"`
+		Files        []struct {
 			RelPath   string `json:"rel_path"`
 			SizeBytes int64  `json:"size_bytes"`
 		} `json:"files"`
@@ -214,6 +215,15 @@ func TestSync(t *testing.T) {
 					}
 					require.True(t, sawMeta)
 					require.Contains(t, rels, indexFilename)
+					// segment_files: the chunks/ files, by name, as Thanos's
+					// shipper lists them.
+					segs, err := filepath.Glob(filepath.Join(blockDir(dir, b), "chunks", "*"))
+					require.NoError(t, err)
+					require.NotEmpty(t, segs)
+					for i := range segs {
+						segs[i] = filepath.Base(segs[i])
+					}
+					require.Equal(t, segs, m.Thanos.SegmentFiles)
 					// The bucket has exactly the listed files.
 					var inBucket []string
 					for _, name := range bucketFiles(t, bkt) {

@@ -15,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	toolcli "github.com/isotsdb/tsdb/cmd/tsdb/cli"
 	"github.com/isotsdb/tsdb/ship"
 )
 
@@ -22,11 +23,17 @@ import (
 // name=value.
 var ErrBadLabel = errors.New("cli: external label must be name=value")
 
-// Upload is the "upload" command registered on an application. Its fields
-// are filled by kingpin's Parse; call Run when Parse returns the command's
-// FullCommand.
-type Upload struct {
-	cmd             *kingpin.CmdClause
+// Exit codes, the tool's (cmd/tsdb/cli).
+const (
+	exitOK    = 0
+	exitError = 1
+)
+
+// upload is the "upload" command. Its fields are filled by kingpin's
+// Parse of the application Register declared it on; name is that
+// application's, for error messages.
+type upload struct {
+	name            string
 	dir             string
 	configFile      string
 	labels          []string
@@ -34,29 +41,45 @@ type Upload struct {
 	source          string
 }
 
-// Register adds the "upload" command to app and returns it:
+// Command returns the "upload" command for a kingpin application, in the
+// form of the tool's commands (cmd/tsdb/cli.Command), so that cli.Run of
+// prom/cmd/tsdb and any other application can offer it:
 //
-//	upload DIR --objstore.config-file=F [--external-label=k=v]... [--upload-compacted]
-func Register(app *kingpin.Application) *Upload {
-	u := &Upload{}
-	u.cmd = app.Command("upload", "Upload the blocks of a data directory not shipped yet to object storage, "+
+//	upload DIR --objstore.config-file=F [--external-label=k=v]... [--upload-compacted] [--source=S]
+//
+// Its Run returns 0 once every pending block is shipped and 1 when
+// anything failed (a bad label, config or bucket, or a block that did
+// not go up), after printing the error to stderr.
+func Command() toolcli.Command { return &upload{} }
+
+// Register implements cmd/tsdb/cli.Command.
+func (u *upload) Register(app *kingpin.Application) *kingpin.CmdClause {
+	u.name = app.Name
+	cmd := app.Command("upload", "Upload the blocks of a data directory not shipped yet to object storage, "+
 		"in the layout Thanos and Mimir read, and record them in DIR/"+ship.ShipperFile+".")
-	u.cmd.Arg("dir", "Data directory.").Required().StringVar(&u.dir)
-	u.cmd.Flag("objstore.config-file", "Object storage configuration (YAML: type: S3|GCS|AZURE|FILESYSTEM, config: ...).").
+	cmd.Arg("dir", "Data directory.").Required().StringVar(&u.dir)
+	cmd.Flag("objstore.config-file", "Object storage configuration (YAML: type: S3|GCS|AZURE|FILESYSTEM, config: ...).").
 		Required().StringVar(&u.configFile)
-	u.cmd.Flag("external-label", "Label name=value for the thanos section of each block's meta.json; repeatable.").
+	cmd.Flag("external-label", "Label name=value for the thanos section of each block's meta.json; repeatable.").
 		StringsVar(&u.labels)
-	u.cmd.Flag("upload-compacted", "Upload compacted blocks too, not only level-1 blocks.").BoolVar(&u.uploadCompacted)
-	u.cmd.Flag("source", "thanos.source written in meta.json.").Default(ship.DefaultSource).StringVar(&u.source)
-	return u
+	cmd.Flag("upload-compacted", "Upload compacted blocks too, not only level-1 blocks.").BoolVar(&u.uploadCompacted)
+	cmd.Flag("source", "thanos.source written in meta.json.").Default(ship.DefaultSource).StringVar(&u.source)
+	return cmd
 }
 
-// FullCommand is the name kingpin's Parse returns for this command.
-func (u *Upload) FullCommand() string { return u.cmd.FullCommand() }
+// Run implements cmd/tsdb/cli.Command: it uploads the blocks, drawing a
+// progress bar on stderr when it is a terminal, prints a summary line to
+// stdout and any error to stderr.
+func (u *upload) Run(ctx context.Context, stdout, stderr io.Writer) int {
+	if err := u.run(ctx, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "%s upload: %v\n", u.name, err)
+		return exitError
+	}
+	return exitOK
+}
 
-// Run uploads the blocks, drawing a progress bar on stderr when it is a
-// terminal, and prints a summary line to stdout.
-func (u *Upload) Run(ctx context.Context, stdout, stderr io.Writer) error {
+// run is Run returning the error.
+func (u *upload) run(ctx context.Context, stdout, stderr io.Writer) error {
 	labels, err := parseLabels(u.labels)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 // Package cli is isotsdb's command-line tool, tsdb: cmd/tsdb builds it
 // from the root module alone, and prom/cmd/tsdb builds it with the
-// commands that need Prometheus's code (serve) added through Command.
+// commands that need the nested modules' code (serve, on Prometheus's, and
+// upload, on the shipper's) added through Command.
 //
 //	tsdb bench write [flags]
 //

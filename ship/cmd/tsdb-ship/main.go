@@ -21,7 +21,7 @@ import (
 
 const (
 	exitOK    = 0
-	exitError = 1
+	exitError = 1 // as upload's Run returns
 	exitUsage = 2
 )
 
@@ -43,7 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			terminated, termCode = true, code
 		}
 	})
-	upload := cli.Register(app)
+	upload := cli.Command()
+	uploadCmd := upload.Register(app)
 	cmd, err := app.Parse(args)
 	if terminated {
 		return termCode
@@ -52,13 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tsdb-ship: %v (try --help)\n", err)
 		return exitUsage
 	}
-	switch cmd {
-	case upload.FullCommand():
-		if err := upload.Run(ctx, stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "tsdb-ship upload: %v\n", err)
-			return exitError
-		}
-		return exitOK
+	if cmd == uploadCmd.FullCommand() {
+		return upload.Run(ctx, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "tsdb-ship: unknown command %q (try --help)\n", cmd)
 	return exitUsage
