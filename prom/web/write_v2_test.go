@@ -250,6 +250,16 @@ func TestWriteV2BadInput(t *testing.T) {
 				add(v2Series{ls: c, samples: []v2Sample{{t: now, v: 10}}}).
 				add(v2Series{ls: d, samples: []v2Sample{{t: now + int64(time.Hour/time.Millisecond), v: 1}}})
 		})},
+		{name: "microsecond timestamp", header: rw2Header, body: enc(func(now int64) *v2Builder {
+			return newV2Builder().
+				add(v2Series{ls: c, samples: []v2Sample{{t: now, v: 10}}}).
+				add(v2Series{ls: d, samples: []v2Sample{{t: now * 1000, v: 1}}})
+		})},
+		{name: "timestamp at the int64 maximum", header: rw2Header, body: enc(func(now int64) *v2Builder {
+			return newV2Builder().
+				add(v2Series{ls: c, samples: []v2Sample{{t: now, v: 10}}}).
+				add(v2Series{ls: d, samples: []v2Sample{{t: math.MaxInt64, v: 1}}})
+		})},
 		{name: "invalid histogram", header: rw2Header, body: enc(func(now int64) *v2Builder {
 			return newV2Builder().
 				add(v2Series{ls: c, samples: []v2Sample{{t: now, v: 10}}}).
