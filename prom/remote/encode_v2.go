@@ -13,7 +13,7 @@ import (
 // with reusable buffers: one symbols table per request, holding every
 // label name and value, help text and unit of it.
 type v2Encoder struct {
-	syms    writev2.SymbolsTable
+	syms    symbols
 	ts      []writev2.TimeSeries
 	refs    []uint32 // backing of the TimeSeries' label references
 	samples []writev2.Sample
@@ -33,10 +33,9 @@ type v2Encoder struct {
 // they are not sent, and counted in unsent.
 func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 	if e.bySer == nil {
-		e.syms = writev2.NewSymbolTable()
 		e.bySer = map[*series]int{}
 	}
-	e.syms.Reset()
+	e.syms.reset()
 	clear(e.bySer)
 	e.ts = e.ts[:0]
 	// Size the backing slices first, so that appending to them never
@@ -63,17 +62,24 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.ex)
 			continue
 		}
-		first := len(e.refs)
-		for _, l := range it.s.labels {
-			e.refs = append(e.refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+		var ts writev2.TimeSeries
+		if i, ok := e.bySer[it.s]; ok {
+			// The series is in the request already: its labels are
+			// symbolized.
+			ts.LabelsRefs = e.ts[i].LabelsRefs
+		} else {
+			first := len(e.refs)
+			for _, l := range it.s.labels {
+				e.refs = append(e.refs, e.syms.ref(l.Name), e.syms.ref(l.Value))
+			}
+			ts.LabelsRefs = e.refs[first:len(e.refs):len(e.refs)]
 		}
-		ts := writev2.TimeSeries{LabelsRefs: e.refs[first:len(e.refs):len(e.refs)]}
 		if m := it.meta; m != nil {
 			pm := promstorage.ToPromMetadata(tsdb.Metadata{Type: tsdb.MetricType(m.typ), Unit: m.unit, Help: m.help})
 			ts.Metadata = writev2.Metadata{
 				Type:    writev2.FromMetadataType(pm.Type),
-				HelpRef: e.syms.Symbolize(pm.Help),
-				UnitRef: e.syms.Symbolize(pm.Unit),
+				HelpRef: e.syms.ref(pm.Help),
+				UnitRef: e.syms.ref(pm.Unit),
 			}
 		}
 		switch {
@@ -93,18 +99,18 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 		e.bySer[it.s] = len(e.ts)
 		e.ts = append(e.ts, ts)
 	}
-	req := writev2.Request{Symbols: e.syms.Symbols(), Timeseries: e.ts}
-	size := req.Size()
-	if cap(e.pb) < size {
-		e.pb = make([]byte, size)
-	}
-	n, err := req.MarshalToSizedBuffer(e.pb[:size])
+	req := writev2.Request{Symbols: e.syms.list, Timeseries: e.ts}
+	// OptimizedMarshal writes the same bytes as Marshal without the
+	// generated code's allocation per TimeSeries (for its packed label
+	// references).
+	pb, err := req.OptimizedMarshal(e.pb[:cap(e.pb)])
 	clear(e.ts) // drop exemplar references
 	clear(e.hists)
 	if err != nil {
 		return nil, 0, err
 	}
-	e.snappy = snappy.Encode(e.snappy[:cap(e.snappy)], e.pb[size-n:size])
+	e.pb = pb
+	e.snappy = snappy.Encode(e.snappy[:cap(e.snappy)], pb)
 	return e.snappy, unsent, nil
 }
 
@@ -114,9 +120,39 @@ func (e *v2Encoder) appendExemplars(dst []writev2.Exemplar, ex []prompb.Exemplar
 	for _, x := range ex {
 		refs := make([]uint32, 0, 2*len(x.Labels))
 		for _, l := range x.Labels {
-			refs = append(refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+			refs = append(refs, e.syms.ref(l.Name), e.syms.ref(l.Value))
 		}
 		dst = append(dst, writev2.Exemplar{LabelsRefs: refs, Value: x.Value, Timestamp: x.Timestamp})
 	}
 	return dst
+}
+
+// symbols is a request's symbols table: list holds each string once, ""
+// first (remote write 2.0 requires it at index 0), and refs maps a string
+// to its index in list. Unlike writev2.SymbolsTable, reset clears the map
+// at once instead of deleting its keys one by one.
+type symbols struct {
+	refs map[string]uint32
+	list []string
+}
+
+// reset empties the table, keeping its storage.
+func (t *symbols) reset() {
+	if t.refs == nil {
+		t.refs = map[string]uint32{}
+	}
+	clear(t.refs)
+	t.refs[""] = 0
+	t.list = append(t.list[:0], "")
+}
+
+// ref returns the index of s in the table, adding s if needed.
+func (t *symbols) ref(s string) uint32 {
+	if r, ok := t.refs[s]; ok {
+		return r
+	}
+	r := uint32(len(t.list))
+	t.refs[s] = r
+	t.list = append(t.list, s)
+	return r
 }
