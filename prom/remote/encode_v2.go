@@ -52,14 +52,15 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 		e.hists = make([]writev2.Histogram, 0, len(batch))
 	}
 	e.refs, e.samples, e.hists = e.refs[:0], e.samples[:0], e.hists[:0]
-	for _, it := range batch {
-		if it.exOnly {
+	for j := range batch {
+		it := &batch[j]
+		if it.exOnly() {
 			i, ok := e.bySer[it.s]
 			if !ok {
-				unsent += len(it.ex)
+				unsent += len(it.exemplars())
 				continue
 			}
-			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.ex)
+			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.exemplars())
 			continue
 		}
 		var ts writev2.TimeSeries
@@ -82,19 +83,19 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 				UnitRef: e.syms.ref(pm.Unit),
 			}
 		}
-		switch {
-		case it.h != nil:
-			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, it.h))
+		switch h, fh := it.hist(), it.floatHist(); {
+		case h != nil:
+			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, h))
 			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
-		case it.fh != nil:
-			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, it.fh))
+		case fh != nil:
+			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, fh))
 			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
 		default:
 			e.samples = append(e.samples, writev2.Sample{StartTimestamp: it.st, Timestamp: it.t, Value: it.v})
 			ts.Samples = e.samples[len(e.samples)-1 : len(e.samples) : len(e.samples)]
 		}
-		if len(it.ex) > 0 {
-			ts.Exemplars = e.appendExemplars(nil, it.ex)
+		if ex := it.exemplars(); len(ex) > 0 {
+			ts.Exemplars = e.appendExemplars(nil, ex)
 		}
 		e.bySer[it.s] = len(e.ts)
 		e.ts = append(e.ts, ts)
