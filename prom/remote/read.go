@@ -208,7 +208,10 @@ func (s *Sender) applyMetadata(rec []byte) {
 		return
 	}
 	for _, m := range s.metas {
-		s.series.setMeta(m.Ref, seriesMeta{typ: m.Type, unit: m.Unit, help: m.Help})
+		md := seriesMeta{typ: m.Type, unit: m.Unit, help: m.Help}
+		if se := s.series.setMeta(m.Ref, md); se != nil && s.metaDone != nil {
+			s.families.set(se, md)
+		}
 	}
 }
 

@@ -307,7 +307,7 @@ func (set *shardSet) send(enc *encoder, batch []item) {
 		body, err = enc.encode(batch)
 	}
 	if err == nil {
-		err = s.sendWithRetry(set.ctx, body, n)
+		err = s.sendWithRetry(set.ctx, body, func() { s.metrics.samplesRetried.Add(float64(n)) })
 	}
 	switch {
 	case err == nil:
