@@ -19,8 +19,15 @@ type v2Encoder struct {
 	samples []writev2.Sample
 	hists   []writev2.Histogram
 	bySer   map[*series]int // index in ts of the series' last TimeSeries
-	pb      []byte
-	snappy  []byte
+	// prev and prevRefs are the labels last symbolized in this request
+	// and their references (name, value, name, ...): a series' label
+	// equal to the one at the same place in prev takes its reference
+	// without a lookup in syms (label names, and values such as a shared
+	// metric name or job, mostly repeat from one series to the next).
+	prev     []prompb.Label
+	prevRefs []uint32
+	pb       []byte
+	snappy   []byte
 }
 
 // encode returns the snappy-compressed 2.0 request for batch, valid until
@@ -37,6 +44,7 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 	}
 	e.syms.reset()
 	clear(e.bySer)
+	e.prev, e.prevRefs = nil, nil
 	e.ts = e.ts[:0]
 	// Size the backing slices first, so that appending to them never
 	// moves what earlier TimeSeries point into.
@@ -70,10 +78,22 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 			ts.LabelsRefs = e.ts[i].LabelsRefs
 		} else {
 			first := len(e.refs)
-			for _, l := range it.s.labels {
-				e.refs = append(e.refs, e.syms.ref(l.Name), e.syms.ref(l.Value))
+			for j, l := range it.s.labels {
+				var nr, vr uint32
+				if j < len(e.prev) && e.prev[j].Name == l.Name {
+					nr = e.prevRefs[2*j]
+				} else {
+					nr = e.syms.ref(l.Name)
+				}
+				if j < len(e.prev) && e.prev[j].Value == l.Value {
+					vr = e.prevRefs[2*j+1]
+				} else {
+					vr = e.syms.ref(l.Value)
+				}
+				e.refs = append(e.refs, nr, vr)
 			}
 			ts.LabelsRefs = e.refs[first:len(e.refs):len(e.refs)]
+			e.prev, e.prevRefs = it.s.labels, ts.LabelsRefs
 		}
 		if m := it.meta; m != nil {
 			pm := promstorage.ToPromMetadata(tsdb.Metadata{Type: tsdb.MetricType(m.typ), Unit: m.unit, Help: m.help})
