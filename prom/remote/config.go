@@ -13,7 +13,8 @@ import (
 )
 
 // Config configures a Sender. Zero fields take the defaults of
-// DefaultConfig; URL is required.
+// DefaultConfig, except the booleans (Metadata.Send is on in
+// DefaultConfig, off in a Config made otherwise); URL is required.
 type Config struct {
 	// Name identifies the sender; it names the position file
 	// (DIR/remote/<Name>.position) and labels the metrics ("remote_name").
