@@ -13,7 +13,8 @@ import (
 )
 
 // Config configures a Sender. Zero fields take the defaults of
-// DefaultConfig; URL is required.
+// DefaultConfig, except the booleans (Metadata.Send is on in
+// DefaultConfig, off in a Config made otherwise); URL is required.
 type Config struct {
 	// Name identifies the sender; it names the position file
 	// (DIR/remote/<Name>.position) and labels the metrics ("remote_name").
@@ -37,6 +38,10 @@ type Config struct {
 	// of their commit, as Prometheus's send_exemplars (off by default, as
 	// there).
 	SendExemplars bool
+	// Metadata configures the metadata sent with remote write 1.0 (2.0
+	// carries it inline, and ignores this), as Prometheus's
+	// metadata_config.
+	Metadata MetadataConfig
 
 	// ExternalLabels are added to every series (a series' own label of the
 	// same name wins, as in Prometheus).
@@ -79,15 +84,30 @@ type Config struct {
 	FlushDeadline time.Duration
 }
 
+// MetadataConfig configures the metadata sent with remote write 1.0:
+// every SendInterval, the newest metadata (type, help, unit) of each metric
+// family of the series sent, from the WAL's Metadata records, in requests
+// of their own holding at most MaxSamplesPerSend entries (metadata.go).
+type MetadataConfig struct {
+	// Send turns the sending on. DefaultConfig sets it, as Prometheus's
+	// default; a Config not made from DefaultConfig has it off.
+	Send bool
+	// SendInterval is the time between two sends of the metadata. Default
+	// 1 min.
+	SendInterval time.Duration
+	// MaxSamplesPerSend is the most metadata entries in one request.
+	// Default 500.
+	MaxSamplesPerSend int
+}
+
 // ProtobufMessage names a remote-write protobuf message, as Prometheus's
 // protobuf_message setting spells it.
 type ProtobufMessage string
 
 // The messages a Sender can send.
 const (
-	// WriteV1 is remote write 1.0's prometheus.WriteRequest. Metadata is
-	// not sent with it: Prometheus sends 1.0 metadata from its scrape
-	// caches in separate requests, and its 1.0 receiver ignores it.
+	// WriteV1 is remote write 1.0's prometheus.WriteRequest. Metadata
+	// goes in requests of its own, periodically (Config.Metadata).
 	WriteV1 ProtobufMessage = "prometheus.WriteRequest"
 	// WriteV2 is remote write 2.0's io.prometheus.write.v2.Request: each
 	// series' labels as references into a symbols table, samples and
@@ -101,6 +121,7 @@ func DefaultConfig() Config {
 	return Config{
 		Name:                  "default",
 		ProtobufMessage:       WriteV1,
+		Metadata:              MetadataConfig{Send: true, SendInterval: time.Minute, MaxSamplesPerSend: 500},
 		Timeout:               30 * time.Second,
 		MinShards:             1,
 		MaxShards:             50,
@@ -150,6 +171,8 @@ func (c Config) withDefaults() (Config, error) {
 	setDur(&c.PollInterval, d.PollInterval)
 	setDur(&c.PositionFlushInterval, d.PositionFlushInterval)
 	setDur(&c.FlushDeadline, d.FlushDeadline)
+	setDur(&c.Metadata.SendInterval, d.Metadata.SendInterval)
+	setInt(&c.Metadata.MaxSamplesPerSend, d.Metadata.MaxSamplesPerSend)
 	switch {
 	case c.URL == nil:
 		return c, fmt.Errorf("%w: URL is required", ErrConfig)

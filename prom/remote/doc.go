@@ -15,7 +15,11 @@
 // every exemplar). Remote write 2.0 (encode_v2.go) also carries each
 // sample's start time and its series' metadata as of its commit (from
 // the WAL's Metadata records; a commit's metadata is applied before its
-// samples are queued).
+// samples are queued). With remote write 1.0 and Config.Metadata.Send (on
+// in DefaultConfig), the newest metadata of each metric family among the
+// series sent goes every Metadata.SendInterval in requests holding only
+// metadata, at most Metadata.MaxSamplesPerSend entries each, as
+// Prometheus's queue manager sends it (metadata.go).
 //
 // Delivery is at least once. The sender remembers the WAL position up to
 // which every sample it read was acknowledged by the receiver (tracker.go)
@@ -33,13 +37,12 @@
 // skipped segments, series garbage collection), tail.go (reading one
 // segment from a record boundary), series.go (ref to labels, relabeling),
 // shards.go (queues, batching, 1.0 encoding), encode_v2.go (2.0
-// encoding), client.go (HTTP),
+// encoding), metadata.go (1.0 metadata), client.go (HTTP),
 // tracker.go (acknowledged position), position.go (position file),
 // keep.go (KeepWALFrom), metrics.go.
 //
-// Not sent: tombstones; with 1.0, start times (1.0 has no field for them)
-// and metadata (Prometheus sends 1.0 metadata from its scrape caches, in
-// requests of their own, and its 1.0 receiver ignores it). A 2.0 exemplar
+// Not sent: tombstones; with 1.0, start times (1.0 has no field for
+// them). A 2.0 exemplar
 // whose series has no sample in its commit nor earlier in its batch is not
 // sent (a 2.0 TimeSeries needs a sample; Prometheus's receiver rejects
 // the request otherwise) and is counted in exemplars_failed_total.

@@ -13,14 +13,21 @@ import (
 // with reusable buffers: one symbols table per request, holding every
 // label name and value, help text and unit of it.
 type v2Encoder struct {
-	syms    writev2.SymbolsTable
+	syms    symbols
 	ts      []writev2.TimeSeries
 	refs    []uint32 // backing of the TimeSeries' label references
 	samples []writev2.Sample
 	hists   []writev2.Histogram
 	bySer   map[*series]int // index in ts of the series' last TimeSeries
-	pb      []byte
-	snappy  []byte
+	// prev and prevRefs are the labels last symbolized in this request
+	// and their references (name, value, name, ...): a series' label
+	// equal to the one at the same place in prev takes its reference
+	// without a lookup in syms (label names, and values such as a shared
+	// metric name or job, mostly repeat from one series to the next).
+	prev     []prompb.Label
+	prevRefs []uint32
+	pb       []byte
+	snappy   []byte
 }
 
 // encode returns the snappy-compressed 2.0 request for batch, valid until
@@ -33,11 +40,11 @@ type v2Encoder struct {
 // they are not sent, and counted in unsent.
 func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 	if e.bySer == nil {
-		e.syms = writev2.NewSymbolTable()
 		e.bySer = map[*series]int{}
 	}
-	e.syms.Reset()
+	e.syms.reset()
 	clear(e.bySer)
+	e.prev, e.prevRefs = nil, nil
 	e.ts = e.ts[:0]
 	// Size the backing slices first, so that appending to them never
 	// moves what earlier TimeSeries point into.
@@ -53,58 +60,78 @@ func (e *v2Encoder) encode(batch []item) (_ []byte, unsent int, _ error) {
 		e.hists = make([]writev2.Histogram, 0, len(batch))
 	}
 	e.refs, e.samples, e.hists = e.refs[:0], e.samples[:0], e.hists[:0]
-	for _, it := range batch {
-		if it.exOnly {
+	for j := range batch {
+		it := &batch[j]
+		if it.exOnly() {
 			i, ok := e.bySer[it.s]
 			if !ok {
-				unsent += len(it.ex)
+				unsent += len(it.exemplars())
 				continue
 			}
-			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.ex)
+			e.ts[i].Exemplars = e.appendExemplars(e.ts[i].Exemplars, it.exemplars())
 			continue
 		}
-		first := len(e.refs)
-		for _, l := range it.s.labels {
-			e.refs = append(e.refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+		var ts writev2.TimeSeries
+		if i, ok := e.bySer[it.s]; ok {
+			// The series is in the request already: its labels are
+			// symbolized.
+			ts.LabelsRefs = e.ts[i].LabelsRefs
+		} else {
+			first := len(e.refs)
+			for j, l := range it.s.labels {
+				var nr, vr uint32
+				if j < len(e.prev) && e.prev[j].Name == l.Name {
+					nr = e.prevRefs[2*j]
+				} else {
+					nr = e.syms.ref(l.Name)
+				}
+				if j < len(e.prev) && e.prev[j].Value == l.Value {
+					vr = e.prevRefs[2*j+1]
+				} else {
+					vr = e.syms.ref(l.Value)
+				}
+				e.refs = append(e.refs, nr, vr)
+			}
+			ts.LabelsRefs = e.refs[first:len(e.refs):len(e.refs)]
+			e.prev, e.prevRefs = it.s.labels, ts.LabelsRefs
 		}
-		ts := writev2.TimeSeries{LabelsRefs: e.refs[first:len(e.refs):len(e.refs)]}
 		if m := it.meta; m != nil {
 			pm := promstorage.ToPromMetadata(tsdb.Metadata{Type: tsdb.MetricType(m.typ), Unit: m.unit, Help: m.help})
 			ts.Metadata = writev2.Metadata{
 				Type:    writev2.FromMetadataType(pm.Type),
-				HelpRef: e.syms.Symbolize(pm.Help),
-				UnitRef: e.syms.Symbolize(pm.Unit),
+				HelpRef: e.syms.ref(pm.Help),
+				UnitRef: e.syms.ref(pm.Unit),
 			}
 		}
-		switch {
-		case it.h != nil:
-			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, it.h))
+		switch h, fh := it.hist(), it.floatHist(); {
+		case h != nil:
+			e.hists = append(e.hists, writev2.FromIntHistogram(it.st, it.t, h))
 			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
-		case it.fh != nil:
-			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, it.fh))
+		case fh != nil:
+			e.hists = append(e.hists, writev2.FromFloatHistogram(it.st, it.t, fh))
 			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
 		default:
 			e.samples = append(e.samples, writev2.Sample{StartTimestamp: it.st, Timestamp: it.t, Value: it.v})
 			ts.Samples = e.samples[len(e.samples)-1 : len(e.samples) : len(e.samples)]
 		}
-		if len(it.ex) > 0 {
-			ts.Exemplars = e.appendExemplars(nil, it.ex)
+		if ex := it.exemplars(); len(ex) > 0 {
+			ts.Exemplars = e.appendExemplars(nil, ex)
 		}
 		e.bySer[it.s] = len(e.ts)
 		e.ts = append(e.ts, ts)
 	}
-	req := writev2.Request{Symbols: e.syms.Symbols(), Timeseries: e.ts}
-	size := req.Size()
-	if cap(e.pb) < size {
-		e.pb = make([]byte, size)
-	}
-	n, err := req.MarshalToSizedBuffer(e.pb[:size])
+	req := writev2.Request{Symbols: e.syms.list, Timeseries: e.ts}
+	// OptimizedMarshal writes the same bytes as Marshal without the
+	// generated code's allocation per TimeSeries (for its packed label
+	// references).
+	pb, err := req.OptimizedMarshal(e.pb[:cap(e.pb)])
 	clear(e.ts) // drop exemplar references
 	clear(e.hists)
 	if err != nil {
 		return nil, 0, err
 	}
-	e.snappy = snappy.Encode(e.snappy[:cap(e.snappy)], e.pb[size-n:size])
+	e.pb = pb
+	e.snappy = snappy.Encode(e.snappy[:cap(e.snappy)], pb)
 	return e.snappy, unsent, nil
 }
 
@@ -114,9 +141,39 @@ func (e *v2Encoder) appendExemplars(dst []writev2.Exemplar, ex []prompb.Exemplar
 	for _, x := range ex {
 		refs := make([]uint32, 0, 2*len(x.Labels))
 		for _, l := range x.Labels {
-			refs = append(refs, e.syms.Symbolize(l.Name), e.syms.Symbolize(l.Value))
+			refs = append(refs, e.syms.ref(l.Name), e.syms.ref(l.Value))
 		}
 		dst = append(dst, writev2.Exemplar{LabelsRefs: refs, Value: x.Value, Timestamp: x.Timestamp})
 	}
 	return dst
+}
+
+// symbols is a request's symbols table: list holds each string once, ""
+// first (remote write 2.0 requires it at index 0), and refs maps a string
+// to its index in list. Unlike writev2.SymbolsTable, reset clears the map
+// at once instead of deleting its keys one by one.
+type symbols struct {
+	refs map[string]uint32
+	list []string
+}
+
+// reset empties the table, keeping its storage.
+func (t *symbols) reset() {
+	if t.refs == nil {
+		t.refs = map[string]uint32{}
+	}
+	clear(t.refs)
+	t.refs[""] = 0
+	t.list = append(t.list[:0], "")
+}
+
+// ref returns the index of s in the table, adding s if needed.
+func (t *symbols) ref(s string) uint32 {
+	if r, ok := t.refs[s]; ok {
+		return r
+	}
+	r := uint32(len(t.list))
+	t.refs[s] = r
+	t.list = append(t.list, s)
+	return r
 }

@@ -23,6 +23,10 @@ type metrics struct {
 	segmentsLost     prometheus.Counter // removed before they were read
 	samplesSkipped   prometheus.Counter // in segments given up by the cap
 	requestsSent     prometheus.Counter
+	metadataSent     prometheus.Counter
+	metadataFailed   prometheus.Counter
+	metadataRetried  prometheus.Counter
+	metadataBytes    prometheus.Counter
 	walSegment       prometheus.Gauge
 	positionSegment  prometheus.Gauge
 	positionFailures prometheus.Counter
@@ -50,6 +54,10 @@ func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
 		segmentsLost:     c("remote_storage", "wal_segments_lost_total", "WAL segments removed before the sender read them."),
 		samplesSkipped:   c("remote_storage", "samples_skipped_total", "Samples in WAL segments given up because the sender fell too far behind."),
 		requestsSent:     c("remote_storage", "requests_total", "Write requests sent, retries included."),
+		metadataSent:     c("remote_storage", "metadata_total", "Metadata entries sent and acknowledged by the receiver (remote write 1.0)."),
+		metadataFailed:   c("remote_storage", "metadata_failed_total", "Metadata entries given up on after a non-retryable error."),
+		metadataRetried:  c("remote_storage", "metadata_retried_total", "Metadata entries sent again after a retryable error."),
+		metadataBytes:    c("remote_storage", "metadata_bytes_total", "Compressed bytes of the metadata requests acknowledged by the receiver."),
 		walSegment:       g("wal_watcher", "current_segment", "WAL segment being read."),
 		positionSegment:  g("remote_storage", "acknowledged_segment", "WAL segment of the acknowledged position."),
 		positionFailures: c("remote_storage", "position_write_failures_total", "Failed writes of the position file."),
@@ -57,7 +65,7 @@ func newMetrics(reg prometheus.Registerer, name string) (*metrics, error) {
 	if reg != nil {
 		for _, col := range []prometheus.Collector{m.samplesSent, m.samplesFailed, m.samplesRetried, m.exemplarsSent, m.exemplarsFailed, m.samplesDropped,
 			m.samplesPending, m.highestSent, m.shards, m.segmentsDropped, m.segmentsLost, m.samplesSkipped,
-			m.requestsSent, m.walSegment, m.positionSegment, m.positionFailures} {
+			m.requestsSent, m.metadataSent, m.metadataFailed, m.metadataRetried, m.metadataBytes, m.walSegment, m.positionSegment, m.positionFailures} {
 			if err := reg.Register(col); err != nil {
 				return nil, fmt.Errorf("remote: register metrics: %w", err)
 			}

@@ -208,7 +208,10 @@ func (s *Sender) applyMetadata(rec []byte) {
 		return
 	}
 	for _, m := range s.metas {
-		s.series.setMeta(m.Ref, seriesMeta{typ: m.Type, unit: m.Unit, help: m.Help})
+		md := seriesMeta{typ: m.Type, unit: m.Unit, help: m.Help}
+		if se := s.series.setMeta(m.Ref, md); se != nil && s.metaDone != nil {
+			s.families.set(se, md)
+		}
 	}
 }
 
@@ -455,7 +458,7 @@ func (s *Sender) queueExemplars(ctx context.Context, rec []byte, pos wlog.Positi
 	}
 	s.pend = s.pend[:0]
 	for ref, ex := range s.groupEx {
-		s.pend = append(s.pend, pendingItem{ref: ref, it: item{ex: ex, exOnly: true}})
+		s.pend = append(s.pend, pendingItem{ref: ref, it: item{x: &itemExtra{ex: ex, exOnly: true}}})
 	}
 	clear(s.groupEx)
 	return s.queue(ctx, pos)
@@ -470,12 +473,12 @@ func (s *Sender) queueHistograms(ctx context.Context, rec []byte, pos wlog.Posit
 	case record.HistogramSamples, record.CustomBucketsHistogramSamples, record.HistogramSamplesV2:
 		s.hists, err = s.dec.HistogramSamples(rec, s.hists[:0])
 		for _, h := range s.hists {
-			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, h: promstorage.ToPromHistogram(h.H)}})
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, x: &itemExtra{h: promstorage.ToPromHistogram(h.H)}}})
 		}
 	default:
 		s.fhists, err = s.dec.FloatHistogramSamples(rec, s.fhists[:0])
 		for _, h := range s.fhists {
-			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, fh: promstorage.ToPromFloatHistogram(h.FH)}})
+			s.pend = append(s.pend, pendingItem{ref: h.Ref, it: item{st: h.ST, t: h.T, x: &itemExtra{fh: promstorage.ToPromFloatHistogram(h.FH)}}})
 		}
 	}
 	if err != nil {
@@ -507,15 +510,18 @@ func (s *Sender) queue(ctx context.Context, pos wlog.Position) error {
 	for _, p := range s.pend {
 		se := s.series.get(p.ref)
 		if se == nil {
-			if !p.it.exOnly {
+			if !p.it.exOnly() {
 				dropped++
 			}
 			continue
 		}
-		if ex, ok := s.groupEx[p.ref]; ok && !p.it.exOnly {
+		if ex, ok := s.groupEx[p.ref]; ok && !p.it.exOnly() {
 			// The commit's exemplars of the series go with its first
 			// sample.
-			p.it.ex = ex
+			if p.it.x == nil {
+				p.it.x = &itemExtra{}
+			}
+			p.it.x.ex = ex
 			delete(s.groupEx, p.ref)
 		}
 		p.it.s = se

@@ -29,7 +29,8 @@ import (
 // waiting for the next poll.
 //
 // Goroutines: one reader (WAL reading, series map, resharding), one per
-// shard (sending), one position writer.
+// shard (sending), one position writer, and with remote write 1.0 and
+// Config.Metadata.Send one metadata sender (metadata.go).
 type Sender struct {
 	cfg     Config
 	walDir  string
@@ -47,6 +48,10 @@ type Sender struct {
 	lastRetry atomic.Int64 // unix ns of the last failed attempt
 	notify    chan struct{}
 	skipCh    chan struct{} // capacity 1: skipTo was raised
+	families  families      // remote write 1.0 metadata to send (metadata.go)
+	// metaDone is closed when the metadata goroutine exits; nil if
+	// metadata is not sent (2.0, or Config.Metadata.Send off). Set by New.
+	metaDone chan struct{}
 
 	// Owned by the reader goroutine; by Stop once the reader has exited.
 	series       *seriesMap
@@ -104,6 +109,9 @@ func New(dir string, cfg Config, logger *slog.Logger, reg prometheus.Registerer)
 		skipCh:  make(chan struct{}, 1),
 		series:  newSeriesMap(cfg.ExternalLabels, cfg.RelabelConfigs),
 	}
+	if cfg.ProtobufMessage == WriteV1 && cfg.Metadata.Send {
+		s.metaDone = make(chan struct{})
+	}
 	s.start, s.resume, err = readPosition(s.posPath)
 	if err != nil {
 		return nil, err
@@ -140,6 +148,12 @@ func (s *Sender) Start() error {
 		defer close(s.posDone)
 		s.writePositions()
 	}()
+	if s.metaDone != nil {
+		go func() {
+			defer close(s.metaDone)
+			s.sendMetadata(ctx)
+		}()
+	}
 	return nil
 }
 
@@ -156,6 +170,9 @@ func (s *Sender) Stop() error {
 	if s.state == 1 {
 		s.cancel()
 		<-s.readerDone
+		if s.metaDone != nil {
+			<-s.metaDone
+		}
 		if !s.shards.close(context.Background(), s.cfg.FlushDeadline) {
 			s.logger.Warn("remote write: flush deadline passed; unsent samples will be sent by the next sender")
 		}
@@ -227,8 +244,9 @@ func (s *Sender) raiseHighest(t int64) {
 // sendWithRetry posts body until it is accepted, rejected (a 4xx other
 // than 429: an error wrapping ErrRejected) or ctx ends (ctx's error).
 // Other failures are retried after a delay that doubles from MinBackoff to
-// MaxBackoff, or after what Retry-After asks if the answer carries it.
-func (s *Sender) sendWithRetry(ctx context.Context, body []byte, n int) error {
+// MaxBackoff, or after what Retry-After asks if the answer carries it;
+// retried is called before each retry.
+func (s *Sender) sendWithRetry(ctx context.Context, body []byte, retried func()) error {
 	backoff := s.cfg.MinBackoff
 	for {
 		s.metrics.requestsSent.Inc()
@@ -243,7 +261,7 @@ func (s *Sender) sendWithRetry(ctx context.Context, body []byte, n int) error {
 			return err
 		}
 		s.lastRetry.Store(time.Now().UnixNano())
-		s.metrics.samplesRetried.Add(float64(n))
+		retried()
 		wait := backoff
 		if retryAfter > 0 {
 			wait = retryAfter

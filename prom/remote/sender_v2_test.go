@@ -183,9 +183,9 @@ func TestEncodeV2ExemplarsOnly(t *testing.T) {
 	}
 	batch := []item{
 		{s: a, t: 5, v: 1},
-		{s: b, exOnly: true, ex: ex("b1")},
-		{s: a, exOnly: true, ex: ex("a1")},
-		{s: a, exOnly: true, ex: ex("a2")},
+		{s: b, x: &itemExtra{exOnly: true, ex: ex("b1")}},
+		{s: a, x: &itemExtra{exOnly: true, ex: ex("a1")}},
+		{s: a, x: &itemExtra{exOnly: true, ex: ex("a2")}},
 	}
 	var e v2Encoder
 	body, unsent, err := e.encode(batch)

@@ -79,15 +79,16 @@ func (m *seriesMap) set(ref uint64, ls isolabels.Labels, seg int) {
 	m.refs[ref] = seriesEntry{s: se, seg: seg}
 }
 
-// setMeta records the metadata of series ref from a Metadata record; the
-// series must be defined (else, or if it was dropped, nothing happens).
-// Samples queued after the call are sent with it.
-func (m *seriesMap) setMeta(ref uint64, md seriesMeta) {
-	if se := m.refs[ref].s; se != nil {
-		if se.meta == nil || *se.meta != md {
-			se.meta = &md
-		}
+// setMeta records the metadata of series ref from a Metadata record and
+// returns the series; the series must be defined (else, or if it was
+// dropped, nothing happens and it returns nil). Samples queued after the
+// call are sent with it.
+func (m *seriesMap) setMeta(ref uint64, md seriesMeta) *series {
+	se := m.refs[ref].s
+	if se != nil && (se.meta == nil || *se.meta != md) {
+		se.meta = &md
 	}
+	return se
 }
 
 // get returns the series to send for ref, or nil if it is unknown or

@@ -11,23 +11,60 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// item is one sample queued for sending: a float (h and fh nil) or a
-// native histogram (h or fh), with its start time st (0: none), its
-// series' metadata as of its commit (nil: none), and the exemplars of its series logged in the same commit (with
-// Config.SendExemplars). An item with exOnly set has no sample: it carries
-// exemplars whose series has no sample in their commit. seq is the
-// tracker sequence number of the WAL record it came from.
+// item is one sample queued for sending: a float sample (x nil, or x
+// with neither histogram) or a native histogram (x.h or x.fh), with its
+// start time st (0: none), its series' metadata as of its commit (nil:
+// none), and the exemplars of its series logged in the same commit (x.ex,
+// with Config.SendExemplars). An item with x.exOnly set has no sample: it
+// carries exemplars whose series has no sample in their commit. seq is
+// the tracker sequence number of the WAL record it came from.
+//
+// Items are copied into and out of the shard queues, so the rare parts
+// live behind x: a float sample takes 56 bytes.
 type item struct {
-	s      *series
+	s     *series
+	meta  *seriesMeta
+	x     *itemExtra
+	st, t int64
+	v     float64
+	seq   uint64
+}
+
+// itemExtra is the part of an item that most items lack. Each item has
+// its own; it is not shared.
+type itemExtra struct {
 	h      *histogram.Histogram
 	fh     *histogram.FloatHistogram
-	meta   *seriesMeta
 	ex     []prompb.Exemplar
 	exOnly bool
-	st, t  int64
-	v      float64
-	seq    uint64
 }
+
+// hist returns the item's integer histogram, or nil.
+func (it *item) hist() *histogram.Histogram {
+	if it.x == nil {
+		return nil
+	}
+	return it.x.h
+}
+
+// floatHist returns the item's float histogram, or nil.
+func (it *item) floatHist() *histogram.FloatHistogram {
+	if it.x == nil {
+		return nil
+	}
+	return it.x.fh
+}
+
+// exemplars returns the exemplars sent with the item.
+func (it *item) exemplars() []prompb.Exemplar {
+	if it.x == nil {
+		return nil
+	}
+	return it.x.ex
+}
+
+// exOnly reports whether the item carries only exemplars.
+func (it *item) exOnly() bool { return it.x != nil && it.x.exOnly }
 
 // shardSet is a fixed number of shards, each a queue and a goroutine that
 // sends it in batches. A series always goes to the same shard (its WAL
@@ -44,10 +81,14 @@ type shardSet struct {
 }
 
 // shard is one queue. The reader appends to buf; the shard's goroutine
-// takes batches from its front.
+// takes batches from buf[head:] and clears what it took. The queued items
+// are buf[head:]; the space before head is reused (by moving the queued
+// items to the front) only when it is at least half of buf, so that each
+// item is moved at most once on average.
 type shard struct {
-	mu      sync.Mutex // protects buf and closing
+	mu      sync.Mutex // protects buf, head and closing
 	buf     []item
+	head    int
 	closing bool // no more appends; send what is left and exit
 
 	wake  chan struct{} // capacity 1: a batch is ready, or closing
@@ -85,7 +126,7 @@ func (set *shardSet) enqueue(ctx context.Context, i int, items []item, skip <-ch
 	sh := set.shards[i]
 	capacity, batch := set.s.cfg.Capacity, set.s.cfg.MaxSamplesPerSend
 	sh.mu.Lock()
-	for len(sh.buf) >= capacity {
+	for len(sh.buf)-sh.head >= capacity {
 		sh.mu.Unlock()
 		select {
 		case <-sh.space:
@@ -96,8 +137,13 @@ func (set *shardSet) enqueue(ctx context.Context, i int, items []item, skip <-ch
 		}
 		sh.mu.Lock()
 	}
+	if len(sh.buf)+len(items) > cap(sh.buf) && sh.head >= len(sh.buf)/2 {
+		n := copy(sh.buf, sh.buf[sh.head:])
+		clear(sh.buf[n:]) // drop references to sent series
+		sh.buf, sh.head = sh.buf[:n], 0
+	}
 	sh.buf = append(sh.buf, items...)
-	full := len(sh.buf) >= batch
+	full := len(sh.buf)-sh.head >= batch
 	sh.mu.Unlock()
 	if full {
 		signal(sh.wake)
@@ -153,13 +199,15 @@ func (set *shardSet) run(sh *shard) {
 	)
 	for set.ctx.Err() == nil {
 		sh.mu.Lock()
-		n := len(sh.buf)
+		n := len(sh.buf) - sh.head
 		if n >= cfg.MaxSamplesPerSend || (n > 0 && (deadline || sh.closing)) {
 			k := min(n, cfg.MaxSamplesPerSend)
-			batch = append(batch[:0], sh.buf[:k]...)
-			m := copy(sh.buf, sh.buf[k:])
-			clear(sh.buf[m:n]) // drop references to sent series
-			sh.buf = sh.buf[:m]
+			taken := sh.buf[sh.head : sh.head+k]
+			batch = append(batch[:0], taken...)
+			clear(taken) // drop references to sent series
+			if sh.head += k; sh.head == len(sh.buf) {
+				sh.buf, sh.head = sh.buf[:0], 0
+			}
 			sh.mu.Unlock()
 			signal(sh.space)
 			set.send(&enc, batch)
@@ -183,8 +231,8 @@ func (set *shardSet) run(sh *shard) {
 // encoder holds a shard's reusable request buffers.
 type encoder struct {
 	ts      []prompb.TimeSeries
-	samples []prompb.Sample
-	hists   []prompb.Histogram
+	samples []prompb.Sample    // backing of the TimeSeries' samples
+	hists   []prompb.Histogram // backing of the TimeSeries' histograms
 	pb      []byte
 	snappy  []byte
 	v2      v2Encoder
@@ -195,28 +243,36 @@ type encoder struct {
 // label slice: its sample or histogram and its exemplars (only exemplars
 // for an exOnly item, as Prometheus's queue manager sends them).
 func (e *encoder) encode(batch []item) ([]byte, error) {
-	e.samples = e.samples[:0]
-	e.hists = e.hists[:0]
 	e.ts = e.ts[:0]
-	for _, it := range batch {
-		e.samples = append(e.samples, prompb.Sample{Timestamp: it.t, Value: it.v})
-		switch {
-		case it.h != nil:
-			e.hists = append(e.hists, prompb.FromIntHistogram(it.t, it.h))
-		case it.fh != nil:
-			e.hists = append(e.hists, prompb.FromFloatHistogram(it.t, it.fh))
-		default:
-			e.hists = append(e.hists, prompb.Histogram{})
+	// Size the backing slices first, so that appending to them never
+	// moves what earlier TimeSeries point into.
+	nHists := 0
+	for i := range batch {
+		if batch[i].hist() != nil || batch[i].floatHist() != nil {
+			nHists++
 		}
 	}
-	for i, it := range batch {
-		ts := prompb.TimeSeries{Labels: it.s.labels, Exemplars: it.ex}
-		switch {
-		case it.exOnly:
-		case it.h != nil || it.fh != nil:
-			ts.Histograms = e.hists[i : i+1 : i+1]
+	if cap(e.samples) < len(batch)-nHists {
+		e.samples = make([]prompb.Sample, 0, len(batch))
+	}
+	if cap(e.hists) < nHists {
+		e.hists = make([]prompb.Histogram, 0, nHists)
+	}
+	e.samples, e.hists = e.samples[:0], e.hists[:0]
+	for i := range batch {
+		it := &batch[i]
+		ts := prompb.TimeSeries{Labels: it.s.labels, Exemplars: it.exemplars()}
+		switch h, fh := it.hist(), it.floatHist(); {
+		case it.exOnly():
+		case h != nil:
+			e.hists = append(e.hists, prompb.FromIntHistogram(it.t, h))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
+		case fh != nil:
+			e.hists = append(e.hists, prompb.FromFloatHistogram(it.t, fh))
+			ts.Histograms = e.hists[len(e.hists)-1 : len(e.hists) : len(e.hists)]
 		default:
-			ts.Samples = e.samples[i : i+1 : i+1]
+			e.samples = append(e.samples, prompb.Sample{Timestamp: it.t, Value: it.v})
+			ts.Samples = e.samples[len(e.samples)-1 : len(e.samples) : len(e.samples)]
 		}
 		e.ts = append(e.ts, ts)
 	}
@@ -251,7 +307,7 @@ func (set *shardSet) send(enc *encoder, batch []item) {
 		body, err = enc.encode(batch)
 	}
 	if err == nil {
-		err = s.sendWithRetry(set.ctx, body, n)
+		err = s.sendWithRetry(set.ctx, body, func() { s.metrics.samplesRetried.Add(float64(n)) })
 	}
 	switch {
 	case err == nil:
@@ -279,9 +335,10 @@ func (set *shardSet) send(enc *encoder, batch []item) {
 // countBatch returns the number of samples (floats and histograms) and of
 // exemplars in batch, and the highest sample time.
 func countBatch(batch []item) (samples, exemplars int, highest int64) {
-	for _, it := range batch {
-		exemplars += len(it.ex)
-		if !it.exOnly {
+	for i := range batch {
+		it := &batch[i]
+		exemplars += len(it.exemplars())
+		if !it.exOnly() {
 			samples++
 			highest = max(highest, it.t)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
@@ -213,4 +214,11 @@ func dropJob(job string) []*relabel.Config {
 		Action:               relabel.Drop,
 		NameValidationScheme: model.UTF8Validation,
 	}}
+}
+
+// TestItemSize guards the size of a queued item: shards copy items in
+// and out of their queues, and a float sample, the common item, needs no
+// more than its series, metadata, times, value and sequence number.
+func TestItemSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(item{}), uintptr(56))
 }
