@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,9 +43,9 @@ const twoHours = 2 * 3600 * 1000
 
 // stalledSender starts a sender over a new DB with 32 KiB WAL segments,
 // whose receiver answers 503 until the returned flag is cleared. cfg
-// adjusts the sender's configuration; keep plugs its KeepWALFrom into the
-// DB's options.
-func stalledSender(t *testing.T, cfg func(*Config), keep bool) (*receiver, *atomic.Bool, *Sender, *tsdb.DB, string) {
+// adjusts the sender's configuration; keep, if not nil, returns what to
+// plug into the DB's options as KeepWALFrom (keepSender: the sender's own).
+func stalledSender(t *testing.T, cfg func(*Config), keep func(*Sender) func() int) (*receiver, *atomic.Bool, *Sender, *tsdb.DB, string) {
 	t.Helper()
 	rv := newReceiver(t)
 	down := stall(rv)
@@ -56,20 +58,23 @@ func stalledSender(t *testing.T, cfg func(*Config), keep bool) (*receiver, *atom
 	require.NoError(t, err)
 	o := isoOptions()
 	o.WALSegmentSize = 32 << 10
-	if keep {
-		o.KeepWALFrom = s.KeepWALFrom
+	if keep != nil {
+		o.KeepWALFrom = keep(s)
 	}
 	db := openIso(t, dir, o)
 	require.NoError(t, s.Start())
 	return rv, down, s, db, dir
 }
 
+// keepSender plugs the sender's KeepWALFrom into the DB as it is.
+func keepSender(s *Sender) func() int { return s.KeepWALFrom }
+
 // TestKeepWALFrom plugs the sender into Options.KeepWALFrom: while the
 // receiver is down, head compactions (which checkpoint) keep every segment
 // the sender has not had acknowledged, and once the receiver is back
 // everything arrives; then later checkpoints remove segments again.
 func TestKeepWALFrom(t *testing.T) {
-	rv, down, s, db, dir := stalledSender(t, nil, true)
+	rv, down, s, db, dir := stalledSender(t, nil, keepSender)
 	ctx := context.Background()
 
 	want := map[string]int{}
@@ -106,22 +111,49 @@ func TestKeepWALFrom(t *testing.T) {
 // them, and sends what is written after it recovers.
 func TestKeepWALFromCap(t *testing.T) {
 	const maxBehind = 3
-	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.MaxSegmentsBehind = maxBehind }, true)
+	// Every answer the DB gets at a checkpoint, with the newest segment the
+	// sender had seen just before. The checkpoints run when the DB's
+	// background compaction decides, in the middle of an ingest as often
+	// as not, so the test checks each answer against what the sender knew
+	// then, not the WAL's length at some moment after.
+	type answer struct{ keep, newest int }
+	var (
+		mu      sync.Mutex
+		answers []answer
+	)
+	record := func(s *Sender) func() int {
+		return func() int {
+			newest := int(s.newestSeg.Load())
+			keep := s.KeepWALFrom()
+			mu.Lock()
+			answers = append(answers, answer{keep, newest})
+			mu.Unlock()
+			return keep
+		}
+	}
+	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.MaxSegmentsBehind = maxBehind }, record)
 	ctx := context.Background()
 
 	for r := range int64(3) {
 		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)
-		// The cap counts from the newest segment the sender has seen:
-		// wait until that is the WAL's newest.
 		segs := segments(t, dir)
 		waitFor(t, 10*time.Second, "the sender sees the newest segment", func() bool {
 			return int(s.newestSeg.Load()) >= segs[len(segs)-1]
 		})
-		require.NoError(t, db.Compact(ctx))
+		require.NoError(t, db.Compact(ctx)) // and waits for a background one
 	}
-	segs := segments(t, dir)
-	require.Greater(t, segs[0], 0, "the WAL was truncated")
-	require.LessOrEqual(t, len(segs), maxBehind+3, "the cap bounds the WAL")
+	mu.Lock()
+	got := slices.Clone(answers)
+	mu.Unlock()
+	require.NotEmpty(t, got, "checkpoints asked the sender")
+	capped := false
+	for _, a := range got {
+		// Nothing was acknowledged: without the cap every answer would be 0.
+		require.GreaterOrEqual(t, a.keep, a.newest-maxBehind, "the cap bounds what the sender holds (%+v)", got)
+		capped = capped || a.keep > 0
+	}
+	require.True(t, capped, "the cap let a checkpoint drop segments (%+v)", got)
+	require.Greater(t, segments(t, dir)[0], 0, "the WAL was truncated")
 	waitFor(t, 10*time.Second, "segments dropped", func() bool { return testutil.ToFloat64(s.metrics.segmentsDropped) > 0 })
 	require.Positive(t, testutil.ToFloat64(s.metrics.samplesSkipped))
 
@@ -130,7 +162,7 @@ func TestKeepWALFromCap(t *testing.T) {
 	waitFor(t, 30*time.Second, "samples written after recovery", func() bool { return received(last, rv.counts(t)) == 0 })
 	require.NoError(t, s.Stop())
 	require.NoError(t, db.Close())
-	t.Logf("segments dropped %v, samples skipped %v, lost %v",
+	t.Logf("answers %+v, segments dropped %v, samples skipped %v, lost %v", got,
 		testutil.ToFloat64(s.metrics.segmentsDropped), testutil.ToFloat64(s.metrics.samplesSkipped),
 		testutil.ToFloat64(s.metrics.segmentsLost))
 }
@@ -141,7 +173,7 @@ func TestKeepWALFromCap(t *testing.T) {
 // on with what is left and what comes after.
 func TestSegmentsRemovedUnderSender(t *testing.T) {
 	// Capacity 100: the reader waits early, in the first segments.
-	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.Capacity = 100 }, false)
+	rv, down, s, db, dir := stalledSender(t, func(c *Config) { c.Capacity = 100 }, nil)
 	ctx := context.Background()
 	for r := range int64(3) {
 		ingest(t, db, 20, r*twoHours, (r+1)*twoHours-15000, 15000, s.Notify)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,24 +123,42 @@ func BenchmarkRemoteWriteReceiverPaired(b *testing.B) {
 	t0 := time.Now().Add(-time.Hour).UnixMilli()
 	shards, samples := benchRequests(b, lsets, t0)
 	var ratios []float64
-	var iso, prom time.Duration
+	var iso, prom, isoCPU, promCPU time.Duration
 	for b.Loop() {
 		order := []string{"isotsdb", "prometheus"}
 		if len(ratios)%2 == 1 {
 			order[0], order[1] = order[1], order[0]
 		}
-		took := map[string]time.Duration{}
+		took, cpu := map[string]time.Duration{}, map[string]time.Duration{}
 		for _, store := range order {
+			c0 := processCPU()
 			took[store] = receiveOnce(b, store, shards)
+			cpu[store] = processCPU() - c0
 		}
 		iso += took["isotsdb"]
 		prom += took["prometheus"]
+		isoCPU += cpu["isotsdb"]
+		promCPU += cpu["prometheus"]
 		ratios = append(ratios, took["prometheus"].Seconds()/took["isotsdb"].Seconds())
 	}
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "iso/prom")
 	b.ReportMetric(float64(samples*b.N)/iso.Seconds(), "iso-samples/s")
 	b.ReportMetric(float64(samples*b.N)/prom.Seconds(), "prom-samples/s")
+	// CPU per sample, client and receiver together (the client's share is
+	// the same for both), DB open and close included: whether a lower
+	// throughput comes from more work or from idle cores.
+	b.ReportMetric(float64(isoCPU.Nanoseconds())/float64(samples*b.N), "iso-cpu-ns/sample")
+	b.ReportMetric(float64(promCPU.Nanoseconds())/float64(samples*b.N), "prom-cpu-ns/sample")
+}
+
+// processCPU returns the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // receiveOnce opens a fresh database of the given store ("isotsdb" or
