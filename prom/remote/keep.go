@@ -9,7 +9,9 @@ package remote
 // gives up the oldest data instead of holding the WAL: it returns newest -
 // MaxSegmentsBehind, and the reader skips to that segment, counting the
 // segments and samples it gives up (wal_segments_dropped_total,
-// samples_skipped_total).
+// samples_skipped_total). The samples are those the reader still finds:
+// the checkpoint that asked removes the given-up segments at once, and a
+// segment gone before the reader got to it counts as dropped with none.
 //
 // It takes no lock and makes no DB call; safe for concurrent use.
 func (s *Sender) KeepWALFrom() int {

@@ -273,8 +273,9 @@ func (s *Sender) skipAhead(ctx context.Context, cur wlog.Position, skip int) wlo
 	if gone {
 		s.loadCheckpoint()
 	}
-	s.metrics.segmentsDropped.Add(float64(skip - cur.Segment))
+	// Samples first: whoever sees the segments counted sees their samples.
 	s.metrics.samplesSkipped.Add(float64(skipped))
+	s.metrics.segmentsDropped.Add(float64(skip - cur.Segment))
 	s.logger.Warn("remote write: sender too far behind, WAL segments given up",
 		"from", cur.Segment, "to", skip-1, "samples", skipped)
 	next := wlog.Position{Segment: skip}
