@@ -267,7 +267,16 @@ func ingest(t *testing.T, db *tsdb.DB, nSeries int, from, to, step int64, notify
 // ingestNamed is ingest with metric name name.
 func ingestNamed(t *testing.T, db *tsdb.DB, name string, nSeries int, from, to, step int64, notify func()) map[string]int {
 	t.Helper()
+	want, _ := ingestRefs(t, db, name, nSeries, from, to, step, notify)
+	return want
+}
+
+// ingestRefs is ingestNamed that also returns the series' references
+// (the WAL's, which the sender shards by), by series index.
+func ingestRefs(t *testing.T, db *tsdb.DB, name string, nSeries int, from, to, step int64, notify func()) (map[string]int, []tsdb.SeriesRef) {
+	t.Helper()
 	want := map[string]int{}
+	refs := make([]tsdb.SeriesRef, nSeries)
 	ls := make([]labels.Labels, nSeries)
 	pls := make([]plabels.Labels, nSeries)
 	for i := range ls {
@@ -278,8 +287,9 @@ func ingestNamed(t *testing.T, db *tsdb.DB, name string, nSeries int, from, to, 
 		app := db.Appender(context.Background())
 		for i := range ls {
 			v := float64(ts)/1000 + float64(i)
-			_, err := app.Append(0, ls[i], ts, v)
+			ref, err := app.Append(0, ls[i], ts, v)
 			require.NoError(t, err)
+			refs[i] = ref
 			want[fmt.Sprintf("%s@%d=%g", pls[i], ts, v)] = 1
 		}
 		require.NoError(t, app.Commit())
@@ -287,7 +297,7 @@ func ingestNamed(t *testing.T, db *tsdb.DB, name string, nSeries int, from, to, 
 			notify()
 		}
 	}
-	return want
+	return want, refs
 }
 
 // waitFor polls cond until it holds or the timeout passes.

@@ -1,0 +1,164 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang/snappy"
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	plabels "github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"github.com/stretchr/testify/require"
+)
+
+// TestResumeUnevenShards stops a sender whose two shards progressed
+// unevenly: the receiver (Prometheus's handler over a Prometheus TSDB)
+// hangs every request of one shard, while the other shard has everything
+// it holds acknowledged. The position persisted is the slow shard's, so
+// the next sender sends the fast shard's samples again, in requests that
+// also hold samples committed while no sender ran. Prometheus's 1.0
+// handler answers such a request 400 and stores none of it (its older
+// samples are out of order); 2.0 stores what it can and answers 400. Every
+// sample committed to isotsdb must arrive.
+func TestResumeUnevenShards(t *testing.T) {
+	for _, msg := range []ProtobufMessage{WriteV1, WriteV2} {
+		t.Run(string(msg), func(t *testing.T) { testResumeUnevenShards(t, msg) })
+	}
+}
+
+func testResumeUnevenShards(t *testing.T, msg ProtobufMessage) {
+	const nSeries, step = 20, 15000
+	rv := newReceiverFor(t, remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false)
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	cfg := testConfig(rv.url(t))
+	cfg.ProtobufMessage = msg
+	cfg.MinShards, cfg.MaxShards = 2, 2
+	cfg.FlushDeadline = 200 * time.Millisecond
+	// The slow shard queues everything (else the reader waits for it and
+	// the fast shard waits for the reader).
+	cfg.Capacity = 5000
+	cfg.Metadata.Send = false
+
+	// The first commit, before any sender, tells which series share a
+	// shard (a series goes to shard ref mod 2).
+	want, refs := ingestRefs(t, db, "m", nSeries, 0, 0, step, nil)
+	slow := map[string]bool{} // values of label i of the slow shard's series
+	for i, ref := range refs {
+		if ref%2 == refs[0]%2 {
+			slow[fmt.Sprint(i)] = true
+		}
+	}
+	require.Less(t, len(slow), nSeries, "both shards hold series")
+	var hung atomic.Int64
+	rv.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		for _, v := range requestLabel(t, r, body, "i") {
+			if slow[v] {
+				hung.Add(1)
+				<-r.Context().Done() // until the sender gives up on it
+				return true
+			}
+		}
+		return false
+	})
+
+	s1, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, s1.Start())
+	for k, v := range ingest(t, db, nSeries, step, 95*step, step, s1.Notify) {
+		want[k] = v
+	}
+	fast := map[string]int{} // samples of the fast shard
+	for k := range want {
+		if !slow[seriesIndex(t, k)] {
+			fast[k] = 1
+		}
+	}
+	waitFor(t, 20*time.Second, "the fast shard's samples", func() bool { return received(fast, rv.counts(t)) == 0 })
+	require.Positive(t, hung.Load())
+	require.NoError(t, s1.Stop())
+	require.Equal(t, len(fast), received(want, rv.counts(t)), "the slow shard delivered nothing")
+
+	// Committed while no sender runs.
+	for k, v := range ingest(t, db, nSeries, 101*step, 150*step, step, nil) {
+		want[k] = v
+	}
+	rv.setHook(nil)
+	// Only full batches, in the replay: a fast shard of k series resends
+	// 96k samples, so the batch that holds its first new sample also holds
+	// old samples of several timestamps, older than what the receiver has
+	// (96k mod 100 > k for k < 20). (Old samples all at the newest stored
+	// timestamp would be accepted: same value, same time.)
+	cfg.BatchSendDeadline = 2 * time.Second
+	s2, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, s1.Position(), s2.start)
+	require.NoError(t, s2.Start())
+	for k, v := range ingest(t, db, nSeries, 151*step, 200*step, step, s2.Notify) {
+		want[k] = v
+	}
+	waitFor(t, 20*time.Second, "every sample sent", func() bool {
+		return testutil.ToFloat64(s2.metrics.samplesSent)+testutil.ToFloat64(s2.metrics.samplesFailed) >= float64(len(want)-len(fast)) &&
+			testutil.ToFloat64(s2.metrics.samplesPending) == 0
+	})
+	missing := received(want, rv.counts(t))
+	failed := testutil.ToFloat64(s2.metrics.samplesFailed)
+	t.Logf("%d samples, %d missing; resumed sender: sent %v, failed %v, requests %d, answers %v",
+		len(want), missing, testutil.ToFloat64(s2.metrics.samplesSent), failed, rv.requests.Load(), rv.statusCodes())
+	require.Zero(t, missing, "samples committed to isotsdb and never stored by the receiver")
+	require.NoError(t, s2.Stop())
+	require.NoError(t, db.Close())
+}
+
+// requestLabel returns the values of label name in the series of a
+// remote-write request (1.0 or 2.0, as its content type says).
+func requestLabel(t *testing.T, r *http.Request, body []byte, name string) []string {
+	t.Helper()
+	raw, err := snappy.Decode(nil, body)
+	require.NoError(t, err)
+	var out []string
+	if strings.Contains(r.Header.Get("Content-Type"), "io.prometheus.write.v2.Request") {
+		var req writev2.Request
+		require.NoError(t, req.Unmarshal(raw))
+		b := plabels.NewScratchBuilder(0)
+		for _, ts := range req.Timeseries {
+			ls, err := ts.ToLabels(&b, req.Symbols)
+			require.NoError(t, err)
+			out = append(out, ls.Get(name))
+		}
+		return out
+	}
+	var req prompb.WriteRequest
+	require.NoError(t, req.Unmarshal(raw))
+	for _, ts := range req.Timeseries {
+		for _, l := range ts.Labels {
+			if l.Name == name {
+				out = append(out, l.Value)
+			}
+		}
+	}
+	return out
+}
+
+// seriesIndex returns the value of label i in a sample key of
+// receiver.seen.
+func seriesIndex(t *testing.T, key string) string {
+	t.Helper()
+	m := seriesIndexRE.FindStringSubmatch(key)
+	require.NotNil(t, m, key)
+	return m[1]
+}
+
+var seriesIndexRE = regexp.MustCompile(`[{ ]i="([0-9]+)"`)
