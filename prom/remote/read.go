@@ -536,6 +536,9 @@ func (s *Sender) queue(ctx context.Context, pos wlog.Position) error {
 		s.metrics.samplesDropped.Add(float64(dropped))
 	}
 	seq := s.tracker.add(pos, kept)
+	if pos.Compare(s.replayEnd) <= 0 {
+		s.replaySeqs.Store(seq + 1)
+	}
 	for i := range n {
 		st := s.staging[i]
 		if len(st) == 0 {

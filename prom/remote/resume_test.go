@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,3 +163,111 @@ func seriesIndex(t *testing.T, key string) string {
 }
 
 var seriesIndexRE = regexp.MustCompile(`[{ ]i="([0-9]+)"`)
+
+// TestRejectedSplitOnlyInReplay has the receiver answer 400 to every
+// request. Records committed after the Sender was created are outside the
+// replay zone: each sample goes in one request only, dropped with it. A
+// Sender started later over the same WAL (under another name, so from the
+// first segment) has every record in the zone: with 1.0 each rejected
+// request is split down to single samples, and each sample is counted
+// failed once; with 2.0 nothing is split.
+func TestRejectedSplitOnlyInReplay(t *testing.T) {
+	rv := newReceiverFor(t, remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType}, false)
+	var (
+		mu     sync.Mutex
+		sent   map[string]int // per sample: requests that held it
+		single map[string]int // per sample: requests that held it alone
+	)
+	rv.setHook(func(w http.ResponseWriter, r *http.Request) bool {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		keys := requestKeys(t, r, body)
+		mu.Lock()
+		for _, k := range keys {
+			sent[k]++
+			if len(keys) == 1 {
+				single[k]++
+			}
+		}
+		mu.Unlock()
+		http.Error(w, "rejected", http.StatusBadRequest)
+		return true
+	})
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	var want map[string]int
+	for i, tc := range []struct {
+		name   string
+		msg    ProtobufMessage
+		before bool // samples committed before the Sender is created
+		split  bool
+	}{
+		{"live", WriteV1, false, false},
+		{"replay", WriteV1, true, true},
+		{"replay-v2", WriteV2, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			sent, single = map[string]int{}, map[string]int{}
+			mu.Unlock()
+			cfg := testConfig(rv.url(t))
+			cfg.Name = fmt.Sprint("s", i)
+			cfg.ProtobufMessage = tc.msg
+			cfg.Metadata.Send = false
+			s, err := New(dir, cfg, nil, nil)
+			require.NoError(t, err)
+			require.NoError(t, s.Start())
+			if !tc.before {
+				want = ingest(t, db, 20, 0, 10*15000, 15000, s.Notify)
+			}
+			waitFor(t, 20*time.Second, "every sample failed", func() bool {
+				return testutil.ToFloat64(s.metrics.samplesFailed) >= float64(len(want))
+			})
+			require.NoError(t, s.Stop())
+			require.Equal(t, len(want), int(testutil.ToFloat64(s.metrics.samplesFailed)), "each sample failed once")
+			require.Zero(t, testutil.ToFloat64(s.metrics.samplesSent))
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, len(want), len(sent))
+			for k := range want {
+				if tc.split {
+					require.Equal(t, 1, single[k], k)
+					require.Greater(t, sent[k], 1, k)
+				} else {
+					require.Equal(t, 1, sent[k], k)
+				}
+			}
+		})
+	}
+	require.NoError(t, db.Close())
+}
+
+// requestKeys returns the sample keys (as receiver.seen) of a
+// remote-write request.
+func requestKeys(t *testing.T, r *http.Request, body []byte) []string {
+	t.Helper()
+	raw, err := snappy.Decode(nil, body)
+	require.NoError(t, err)
+	var out []string
+	b := plabels.NewScratchBuilder(0)
+	if strings.Contains(r.Header.Get("Content-Type"), "io.prometheus.write.v2.Request") {
+		var req writev2.Request
+		require.NoError(t, req.Unmarshal(raw))
+		for _, ts := range req.Timeseries {
+			ls, err := ts.ToLabels(&b, req.Symbols)
+			require.NoError(t, err)
+			for _, smp := range ts.Samples {
+				out = append(out, fmt.Sprintf("%s@%d=%g", ls, smp.Timestamp, smp.Value))
+			}
+		}
+		return out
+	}
+	var req prompb.WriteRequest
+	require.NoError(t, req.Unmarshal(raw))
+	for _, ts := range req.Timeseries {
+		for _, smp := range ts.Samples {
+			out = append(out, fmt.Sprintf("%s@%d=%g", ts.ToLabels(&b, nil), smp.Timestamp, smp.Value))
+		}
+	}
+	return out
+}

@@ -41,6 +41,13 @@ type Sender struct {
 	tracker *tracker
 	start   wlog.Position // acknowledged position at New
 	resume  bool          // start came from a position file
+	// replayEnd is the end of the WAL at New (replay.go): records ending
+	// at or before it are in the replay zone. Set by New.
+	replayEnd wlog.Position
+	// replaySeqs is one past the tracker sequence number of the last
+	// record with samples in the replay zone: items with a lower seq are
+	// in it. Raised by the reader only.
+	replaySeqs atomic.Uint64
 
 	newestSeg atomic.Int64 // newest WAL segment the reader has seen
 	skipTo    atomic.Int64 // segments below it are given up (keep.go)
@@ -116,6 +123,7 @@ func New(dir string, cfg Config, logger *slog.Logger, reg prometheus.Registerer)
 	if err != nil {
 		return nil, err
 	}
+	s.replayEnd = s.walEnd()
 	s.tracker = newTracker(s.start, m.samplesPending)
 	s.newestSeg.Store(int64(s.start.Segment))
 	s.skipTo.Store(-1)

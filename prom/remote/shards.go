@@ -292,8 +292,39 @@ func (e *encoder) encode(batch []item) ([]byte, error) {
 }
 
 // send sends batch with retries and then acknowledges its samples to the
-// tracker, unless the set's context ended first.
+// tracker, unless the set's context ended first. A batch in the replay
+// zone that a 1.0 receiver rejects is sent again in parts (replay.go).
 func (set *shardSet) send(enc *encoder, batch []item) {
+	var rej rejected
+	if !set.deliver(enc, batch, &rej) {
+		return // abandoned: stays unacknowledged, sent again after a restart
+	}
+	if rej.samples > 0 || rej.exemplars > 0 {
+		set.s.logger.Error("remote write: batch dropped", "samples", rej.samples, "exemplars", rej.exemplars,
+			"requests", rej.requests, "err", rej.err)
+	}
+	// Batches hold runs of items of the same record, in record order.
+	start := 0
+	for i := 1; i <= len(batch); i++ {
+		if i == len(batch) || batch[i].seq != batch[start].seq {
+			set.s.tracker.done(batch[start].seq, i-start)
+			start = i
+		}
+	}
+}
+
+// rejected sums what deliver gave up on in one batch, for one log line.
+type rejected struct {
+	samples, exemplars int
+	requests           int // rejected requests
+	err                error
+}
+
+// deliver sends batch with retries and counts the outcome in the metrics
+// (and what was given up in rej). It returns false if the set's context
+// ended first (nothing of batch counted, though parts of a split batch
+// may have been delivered).
+func (set *shardSet) deliver(enc *encoder, batch []item, rej *rejected) bool {
 	s := set.s
 	var (
 		body       []byte
@@ -316,20 +347,19 @@ func (set *shardSet) send(enc *encoder, batch []item) {
 		s.metrics.exemplarsFailed.Add(float64(unsent))
 		s.raiseHighest(hi)
 	case set.ctx.Err() != nil && errors.Is(err, set.ctx.Err()):
-		return // abandoned: stays unacknowledged, sent again after a restart
+		return false
+	case len(batch) > 1 && s.splitRejected(batch, err):
+		h := len(batch) / 2
+		return set.deliver(enc, batch[:h], rej) && set.deliver(enc, batch[h:], rej)
 	default:
 		s.metrics.samplesFailed.Add(float64(n))
 		s.metrics.exemplarsFailed.Add(float64(nEx))
-		s.logger.Error("remote write: batch dropped", "samples", n, "exemplars", nEx, "err", err)
+		rej.samples += n
+		rej.exemplars += nEx
+		rej.requests++
+		rej.err = err
 	}
-	// Batches hold runs of items of the same record, in record order.
-	start := 0
-	for i := 1; i <= len(batch); i++ {
-		if i == len(batch) || batch[i].seq != batch[start].seq {
-			s.tracker.done(batch[start].seq, i-start)
-			start = i
-		}
-	}
+	return true
 }
 
 // countBatch returns the number of samples (floats and histograms) and of
