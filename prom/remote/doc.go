@@ -24,9 +24,14 @@
 // Delivery is at least once. The sender remembers the WAL position up to
 // which every sample it read was acknowledged by the receiver (tracker.go)
 // and persists it in DIR/remote/<name>.position (position.go); a new Sender
-// over the same directory resumes there. KeepWALFrom tells the DB which
-// segments must survive checkpoints for that to hold, within a configured
-// cap on how far the sender may fall behind (keep.go).
+// over the same directory resumes there. Resuming at that low-water mark
+// over the shards sends again what faster shards had stored; with remote
+// write 1.0 a rejected request holding such records (those in the WAL
+// when the Sender was created) is split in halves down to single samples,
+// so that only the samples the receiver rejects on their own are dropped
+// (replay.go). KeepWALFrom tells the DB which segments must survive
+// checkpoints for that to hold, within a configured cap on how far the
+// sender may fall behind (keep.go).
 //
 // Records of a commit group (one commit with histograms) are sent only once
 // the group's last record is in the WAL, so a commit being written is sent
@@ -39,6 +44,7 @@
 // shards.go (queues, batching, 1.0 encoding), encode_v2.go (2.0
 // encoding), metadata.go (1.0 metadata), client.go (HTTP),
 // tracker.go (acknowledged position), position.go (position file),
+// replay.go (splitting requests rejected after a restart),
 // keep.go (KeepWALFrom), metrics.go.
 //
 // Not sent: tombstones; with 1.0, start times (1.0 has no field for
