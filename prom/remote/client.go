@@ -57,10 +57,46 @@ func (c *client) post(ctx context.Context, body []byte) (retryAfter time.Duratio
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	herr := &HTTPError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
+	if c.msg == WriteV2 {
+		herr.Written = parseWritten(resp.Header)
+	}
 	if retryableStatus(resp.StatusCode) {
 		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return retryAfter, herr
+}
+
+// The headers in which a remote write 2.0 receiver reports what it stored
+// of a request.
+const (
+	writtenSamplesHeader    = "X-Prometheus-Remote-Write-Samples-Written"
+	writtenHistogramsHeader = "X-Prometheus-Remote-Write-Histograms-Written"
+	writtenExemplarsHeader  = "X-Prometheus-Remote-Write-Exemplars-Written"
+)
+
+// parseWritten reads a 2.0 receiver's written counts from h: nil if it
+// sets none of the headers. A header missing or not a count reads as 0,
+// as in Prometheus's client.
+func parseWritten(h http.Header) *Written {
+	var w Written
+	found := false
+	for _, f := range []struct {
+		name string
+		n    *int
+	}{{writtenSamplesHeader, &w.Samples}, {writtenHistogramsHeader, &w.Histograms}, {writtenExemplarsHeader, &w.Exemplars}} {
+		v := h.Get(f.name)
+		if v == "" {
+			continue
+		}
+		found = true
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			*f.n = n
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &w
 }
 
 // parseRetryAfter reads a Retry-After value: seconds, or an HTTP date

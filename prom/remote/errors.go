@@ -23,6 +23,16 @@ var (
 type HTTPError struct {
 	Status int
 	Body   string // first bytes of the response body
+	// Written is what a remote write 2.0 receiver says it stored of the
+	// request despite the error (its X-Prometheus-Remote-Write-*-Written
+	// headers: a partial write); nil if it did not say.
+	Written *Written
+}
+
+// Written is what a remote write 2.0 receiver reports it stored of a
+// request.
+type Written struct {
+	Samples, Histograms, Exemplars int
 }
 
 func (e *HTTPError) Error() string {

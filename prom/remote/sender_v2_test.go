@@ -348,3 +348,38 @@ func TestSendV2MetadataAcrossRestart(t *testing.T) {
 	rv.mu.Unlock()
 	require.Equal(t, want, got)
 }
+
+// TestSendV2PartialWrite: a 2.0 receiver that stores part of a request
+// and rejects the rest (Prometheus's: 400 with the counts written) gets
+// the stored part counted as sent and only the rest as failed, as
+// Prometheus's queue manager counts them.
+func TestSendV2PartialWrite(t *testing.T) {
+	rv := newReceiverFor(t, remoteapi.MessageTypes{remoteapi.WriteV2MessageType}, false)
+	// The receiver already has a newer sample of series 0: every sample of
+	// it sent is out of order there.
+	app := rv.db.Appender(context.Background())
+	_, err := app.Append(0, plabels.FromStrings("__name__", "m", "i", "0", "job", "j0"), 100_000, 1)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+
+	dir := t.TempDir()
+	db := openIso(t, dir, isoOptions())
+	cfg := testConfig(rv.url(t))
+	cfg.ProtobufMessage = WriteV2
+	s, err := New(dir, cfg, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	want := ingest(t, db, 10, 0, 49_000, 1000, s.Notify) // 50 samples of each of 10 series
+
+	waitFor(t, 20*time.Second, "every sample sent or failed", func() bool {
+		return int(testutil.ToFloat64(s.metrics.samplesSent)+testutil.ToFloat64(s.metrics.samplesFailed)) >= len(want)
+	})
+	require.NoError(t, s.Stop())
+	require.NoError(t, db.Close())
+	require.Equal(t, 50, int(testutil.ToFloat64(s.metrics.samplesFailed)), "series 0's samples")
+	require.Equal(t, len(want)-50, int(testutil.ToFloat64(s.metrics.samplesSent)), "the rest, stored")
+	require.Positive(t, rv.statusCodes()[400], "partial writes answered 400")
+	got := rv.counts(t)
+	require.Len(t, got, len(want)-50+1, "what was sent and stored, and the sample stored before")
+	require.Equal(t, 50, received(want, got), "only series 0's samples missing")
+}

@@ -352,6 +352,17 @@ func (set *shardSet) deliver(enc *encoder, batch []item, rej *rejected) bool {
 		h := len(batch) / 2
 		return set.deliver(enc, batch[:h], rej) && set.deliver(enc, batch[h:], rej)
 	default:
+		// A 2.0 receiver may have stored part of the request (a partial
+		// write) and say so: that part counts as sent, as Prometheus's
+		// queue manager counts it.
+		var herr *HTTPError
+		if errors.As(err, &herr) && herr.Written != nil {
+			w := herr.Written
+			sent, exSent := min(w.Samples+w.Histograms, n), min(w.Exemplars, nEx-unsent)
+			s.metrics.samplesSent.Add(float64(sent))
+			s.metrics.exemplarsSent.Add(float64(exSent))
+			n, nEx = n-sent, nEx-exSent
+		}
 		s.metrics.samplesFailed.Add(float64(n))
 		s.metrics.exemplarsFailed.Add(float64(nEx))
 		rej.samples += n

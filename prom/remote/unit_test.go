@@ -222,3 +222,25 @@ func dropJob(job string) []*relabel.Config {
 func TestItemSize(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(item{}), uintptr(56))
 }
+
+func TestParseWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		want    *Written
+	}{
+		{"none", nil, nil},
+		{"all", map[string]string{writtenSamplesHeader: "7", writtenHistogramsHeader: "2", writtenExemplarsHeader: "1"}, &Written{7, 2, 1}},
+		{"samples only", map[string]string{writtenSamplesHeader: "3"}, &Written{Samples: 3}},
+		{"zero", map[string]string{writtenSamplesHeader: "0"}, &Written{}},
+		{"garbage", map[string]string{writtenSamplesHeader: "x", writtenExemplarsHeader: "-4"}, &Written{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.headers {
+				h.Set(k, v)
+			}
+			require.Equal(t, tc.want, parseWritten(h))
+		})
+	}
+}
