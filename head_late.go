@@ -315,6 +315,22 @@ func (s *memSeries) timesLocked(c chunks.Chunk) *chunks.XORTimes {
 	return &ts[k]
 }
 
+// releaseLateTimes drops the sample time indexes (lateSeries.times) of
+// every series, buffers included. The WAL replay calls it when done: its
+// duplicate checks of late samples indexed chunks all along the head's
+// range, two per series, which live late appends (into the open chunk or
+// the one before, mostly) rarely look at again and would otherwise keep
+// in the heap. Takes each series lock in turn.
+func (h *head) releaseLateTimes() {
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		if s.hasLateLocked() {
+			s.x.late.times = [2]chunks.XORTimes{}
+		}
+		s.mu.Unlock()
+	})
+}
+
 // forgetTimes resets the indexes in l.times of the chunks in dropped, which
 // truncation removes from the series: an index keeps its chunk, and so a
 // mapped chunk's file mapping, reachable. Requires the series lock held.

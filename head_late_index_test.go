@@ -201,7 +201,8 @@ func TestLateTimesSlots(t *testing.T) {
 // in a chunk mapped from the head chunk files (head_mmap.go) through
 // lateSeries.times, as in a heap chunk, and that the index answers as
 // decoding does: a free time is stored, the time of a mapped sample with
-// its value is a no-op, with another value ErrDuplicateSampleForTimestamp.
+// its value is a no-op, with another value ErrDuplicateSampleForTimestamp;
+// and that the WAL replay releases the indexes it built.
 func TestLateTimesMappedChunks(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	o := lateOpts(fsys, 6*time.Hour)
@@ -217,6 +218,13 @@ func TestLateTimesMappedChunks(t *testing.T) {
 		want = append(want, sample{int64(k) * 15_000, float64(k)})
 	}
 	require.NoError(t, app.Commit())
+	for _, k := range []int64{100, 101} { // late, replayed as such: the second looks the first's chunk up
+		app = db.Appender(ctx)
+		_, err = app.Append(0, lset, k*15_000+3, -float64(k))
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+		want = append(want, sample{k*15_000 + 3, -float64(k)})
+	}
 	require.NoError(t, db.Close())
 	db, err = Open("data", nil, nil, o)
 	require.NoError(t, err)
@@ -224,7 +232,14 @@ func TestLateTimesMappedChunks(t *testing.T) {
 	mapped, _ := headChunkCounts(db)
 	require.Equal(t, 3, mapped)
 
+	// The replay released the indexes its duplicate check built.
 	s := db.head.series.getByHash(lset.Hash(), lset)
+	s.mu.Lock()
+	hasLate := s.hasLateLocked()
+	released := hasLate && s.x.late.times[0].Chunk() == nil && s.x.late.times[1].Chunk() == nil
+	s.mu.Unlock()
+	require.True(t, hasLate)
+	require.True(t, released, "indexes left after the replay")
 	for i, k := range []int{200, 290, 210, 50, 150} { // chunks 1, 2, 1 again, 0, 1 below the times looked up
 		ts := int64(k)*15_000 + 7
 		for _, c := range []struct {
