@@ -142,6 +142,11 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 		l.cut(h, lowWatermark)
 		i = 0
 	}
+	if len(l.open) == cap(l.open) && cap(l.open) < lateOpenMax {
+		// Trimmed after a replay (trimLateAfterReplay): back to full
+		// size in one step.
+		l.open = append(make([]lateSample, 0, lateOpenMax), l.open...)
+	}
 	if !h.isolationOn {
 		id = 0 // every read sees everything: no ID to keep
 	}
@@ -315,17 +320,27 @@ func (s *memSeries) timesLocked(c chunks.Chunk) *chunks.XORTimes {
 	return &ts[k]
 }
 
-// releaseLateTimes drops the sample time indexes (lateSeries.times) of
-// every series, buffers included. The WAL replay calls it when done: its
-// duplicate checks of late samples indexed chunks all along the head's
-// range, two per series, which live late appends (into the open chunk or
-// the one before, mostly) rarely look at again and would otherwise keep
-// in the heap. Takes each series lock in turn.
-func (h *head) releaseLateTimes() {
+// trimLateAfterReplay drops the sample time indexes (lateSeries.times) of
+// every series, buffers included, and trims each open late buffer to its
+// samples (nil if none). The WAL replay calls it when done: its duplicate
+// checks of late samples indexed chunks all along the head's range, two
+// per series, which live late appends (into the open chunk or the one
+// before, mostly) rarely look at again; and a full-size open buffer of
+// every series with late samples would stay in the heap until its next
+// cut. appendLateLocked grows a trimmed buffer back to full size. Takes
+// each series lock in turn.
+func (h *head) trimLateAfterReplay() {
 	h.series.refs.each(func(s *memSeries) {
 		s.mu.Lock()
 		if s.hasLateLocked() {
-			s.x.late.times = [2]chunks.XORTimes{}
+			l := s.x.late
+			l.times = [2]chunks.XORTimes{}
+			switch {
+			case len(l.open) == 0:
+				l.open = nil // a zero-length slice of the buffer would keep it
+			case len(l.open) < cap(l.open):
+				l.open = slices.Clone(l.open)
+			}
 		}
 		s.mu.Unlock()
 	})

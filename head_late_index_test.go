@@ -202,7 +202,8 @@ func TestLateTimesSlots(t *testing.T) {
 // lateSeries.times, as in a heap chunk, and that the index answers as
 // decoding does: a free time is stored, the time of a mapped sample with
 // its value is a no-op, with another value ErrDuplicateSampleForTimestamp;
-// and that the WAL replay releases the indexes it built.
+// and that the WAL replay releases the indexes it built and trims the open
+// late buffers.
 func TestLateTimesMappedChunks(t *testing.T) {
 	fsys := vfs.NewMemFS()
 	o := lateOpts(fsys, 6*time.Hour)
@@ -232,14 +233,30 @@ func TestLateTimesMappedChunks(t *testing.T) {
 	mapped, _ := headChunkCounts(db)
 	require.Equal(t, 3, mapped)
 
-	// The replay released the indexes its duplicate check built.
+	// The replay released the indexes its duplicate check built, and
+	// trimmed the open late buffer to its samples; the next late append
+	// grows it back to full size.
 	s := db.head.series.getByHash(lset.Hash(), lset)
+	openLen, openCap := func() (int, int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		require.True(t, s.hasLateLocked())
+		require.Nil(t, s.x.late.times[0].Chunk(), "index left after the replay")
+		require.Nil(t, s.x.late.times[1].Chunk(), "index left after the replay")
+		return len(s.x.late.open), cap(s.x.late.open)
+	}()
+	require.Equal(t, 2, openLen)
+	require.Less(t, openCap, lateOpenMax, "open late buffer not trimmed")
+	app = db.Appender(ctx)
+	_, err = app.Append(0, lset, 102*15_000+3, -102)
+	require.NoError(t, err)
+	require.NoError(t, app.Commit())
+	want = append(want, sample{102*15_000 + 3, -102})
 	s.mu.Lock()
-	hasLate := s.hasLateLocked()
-	released := hasLate && s.x.late.times[0].Chunk() == nil && s.x.late.times[1].Chunk() == nil
+	openLen, openCap = len(s.x.late.open), cap(s.x.late.open)
 	s.mu.Unlock()
-	require.True(t, hasLate)
-	require.True(t, released, "indexes left after the replay")
+	require.Equal(t, 3, openLen)
+	require.Equal(t, lateOpenMax, openCap, "open late buffer grown back to full size")
 	for i, k := range []int{200, 290, 210, 50, 150} { // chunks 1, 2, 1 again, 0, 1 below the times looked up
 		ts := int64(k)*15_000 + 7
 		for _, c := range []struct {
