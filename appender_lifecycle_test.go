@@ -22,7 +22,7 @@ import (
 )
 
 // counterValue reads a counter.
-func counterValue(t *testing.T, c prometheus.Counter) float64 {
+func counterValue(t testing.TB, c prometheus.Counter) float64 {
 	t.Helper()
 	var m dto.Metric
 	require.NoError(t, c.Write(&m))

@@ -63,14 +63,18 @@ type lateSeries struct {
 	// may keep their chunk after dropping the series lock (it never
 	// changes); truncation replaces the slice.
 	chunks []lateChunk
-	// times index the sample times of the series' newest two in-order
-	// chunks while they are XOR chunks, for sampleAtLocked: a late sample
-	// is nearly always at a time its chunk lacks, which the index tells
-	// without decoding the chunk, and 1 to 10 minutes late it falls into
-	// the open chunk or, after a cut, the one before. An index may refer
-	// to an older chunk; the lookup of a chunk neither refers to takes
-	// the one that refers to neither of the two (see timesLocked).
-	times [2]chunks.XORTimes
+	// times index the sample times of two of the series' in-order XOR
+	// chunks (heap or mapped, head_mmap.go), for sampleAtLocked: a late
+	// sample is nearly always at a time its chunk lacks, which the index
+	// tells without decoding the chunk. Live, a sample 1 to 10 minutes
+	// late falls into the open chunk or, after a cut, the one before; in
+	// a WAL replay over mapped chunks, into the one or two chunks around
+	// the time the replay has reached, which may be far from the newest.
+	// So a chunk neither refers to takes the least recently used one,
+	// unless that indexes the open chunk (see timesLocked). recent is the
+	// index of the one used last.
+	times  [2]chunks.XORTimes
+	recent uint8
 }
 
 // lateChunk is an encoded run of late samples within one block range.
@@ -137,6 +141,11 @@ func (s *memSeries) appendLateLocked(h *head, p *pendingSample, id, lowWatermark
 	if len(l.open) >= lateOpenMax {
 		l.cut(h, lowWatermark)
 		i = 0
+	}
+	if len(l.open) == cap(l.open) && cap(l.open) < lateOpenMax {
+		// Trimmed after a replay (trimLateAfterReplay): back to full
+		// size in one step.
+		l.open = append(make([]lateSample, 0, lateOpenMax), l.open...)
 	}
 	if !h.isolationOn {
 		id = 0 // every read sees everything: no ID to keep
@@ -216,9 +225,9 @@ func encodeLate(samples []lateSample, lowWatermark uint64, samplesPerChunk int) 
 // sampleAtLocked returns the series' sample at t, late or (if inOrder)
 // in-order, if it has one. it is an iterator to reuse for decoding chunks
 // (nil: allocate one); it is left pointing into one of the series' chunks.
-// A series with late samples looks t up in its newest two in-order chunks
-// with lateSeries.times, which decodes each chunk once, not once per
-// lookup. Requires s.mu held.
+// A series with late samples looks t up in its in-order XOR chunks with
+// lateSeries.times, which decodes each of the two chunks it indexes once,
+// not once per lookup. Requires s.mu held.
 func (s *memSeries) sampleAtLocked(t int64, inOrder bool, it *chunks.Iterator) (*pendingSample, bool) {
 	if inOrder {
 		if p, ok := s.inOrderSampleAtLocked(t, it); ok {
@@ -272,17 +281,14 @@ func (s *memSeries) lateChunkSampleAtLocked(t int64, it *chunks.Iterator) (*pend
 
 // inChunkLocked reports whether the in-order chunk i, whose time range
 // covers t, may hold a sample at t: false only if lateSeries.times (of a
-// series with late samples) shows that chunk i, one of the newest two and
-// an XOR chunk in the heap, has none there. (A chunk in a head chunk file,
-// head_mmap.go, is not indexed: the caller decodes it.) Requires s.mu
-// held.
+// series with late samples) shows that chunk i, an XOR chunk in the heap or
+// mapped from a head chunk file, has none there. Requires s.mu held.
 func (s *memSeries) inChunkLocked(i int, t int64) bool {
-	n := len(s.chunks)
-	if i < n-2 || !s.hasLateLocked() {
+	if !s.hasLateLocked() {
 		return true
 	}
-	c, ok := s.chunks[i].chunk.(*chunks.XORChunk)
-	if !ok {
+	c := s.chunks[i].chunk
+	if c.Encoding() != chunks.EncXOR {
 		return true
 	}
 	_, found, indexed := s.timesLocked(c).Index(c, t)
@@ -290,30 +296,65 @@ func (s *memSeries) inChunkLocked(i int, t int64) bool {
 }
 
 // timesLocked returns the index in lateSeries.times to look c, one of the
-// series' newest two in-order chunks, up in: the one that refers to c, else
-// one that refers to neither of the two. Requires s.mu held and the series
-// to have late samples.
-func (s *memSeries) timesLocked(c *chunks.XORChunk) *chunks.XORTimes {
-	ts := &s.x.late.times
+// series' in-order XOR chunks, up in: the one that refers to c, else the
+// least recently used one, else (if that one indexes the open chunk, an
+// XORChunk that appends grow, to which lookups come back) the other one.
+// It records the one it returns as the most recently used. Requires s.mu
+// held and the series to have late samples.
+func (s *memSeries) timesLocked(c chunks.Chunk) *chunks.XORTimes {
+	l := s.x.late
+	ts := &l.times
+	var k uint8
 	switch {
 	case ts[0].Chunk() == c:
-		return &ts[0]
+		k = 0
 	case ts[1].Chunk() == c:
-		return &ts[1]
-	}
-	// Keep the index of the other of the newest two chunks, if there is
-	// one: chunks only ever move out of the newest two.
-	var other *chunks.XORChunk
-	if n := len(s.chunks); n >= 2 {
-		other, _ = s.chunks[n-1].chunk.(*chunks.XORChunk)
-		if other == c {
-			other, _ = s.chunks[n-2].chunk.(*chunks.XORChunk)
+		k = 1
+	default:
+		k = 1 - l.recent
+		if open, ok := s.chunks[len(s.chunks)-1].chunk.(*chunks.XORChunk); ok && ts[k].Chunk() == chunks.Chunk(open) {
+			k = l.recent
 		}
 	}
-	if other != nil && ts[0].Chunk() == other {
-		return &ts[1]
+	l.recent = k
+	return &ts[k]
+}
+
+// trimLateAfterReplay drops the sample time indexes (lateSeries.times) of
+// every series, buffers included, and trims each open late buffer to its
+// samples (nil if none). The WAL replay calls it when done: its duplicate
+// checks of late samples indexed chunks all along the head's range, two
+// per series, which live late appends (into the open chunk or the one
+// before, mostly) rarely look at again; and a full-size open buffer of
+// every series with late samples would stay in the heap until its next
+// cut. appendLateLocked grows a trimmed buffer back to full size. Takes
+// each series lock in turn.
+func (h *head) trimLateAfterReplay() {
+	h.series.refs.each(func(s *memSeries) {
+		s.mu.Lock()
+		if s.hasLateLocked() {
+			l := s.x.late
+			l.times = [2]chunks.XORTimes{}
+			switch {
+			case len(l.open) == 0:
+				l.open = nil // a zero-length slice of the buffer would keep it
+			case len(l.open) < cap(l.open):
+				l.open = slices.Clone(l.open)
+			}
+		}
+		s.mu.Unlock()
+	})
+}
+
+// forgetTimes resets the indexes in l.times of the chunks in dropped, which
+// truncation removes from the series: an index keeps its chunk, and so a
+// mapped chunk's file mapping, reachable. Requires the series lock held.
+func (l *lateSeries) forgetTimes(dropped []memChunk) {
+	for k := range l.times {
+		if c := l.times[k].Chunk(); c != nil && slices.ContainsFunc(dropped, func(m memChunk) bool { return m.chunk == c }) {
+			l.times[k].Reset()
+		}
 	}
-	return &ts[0]
 }
 
 // sameStoredSample is sameTimeOrder for q read back from a chunk (by

@@ -107,6 +107,9 @@ func (s *memSeries) truncateChunksLocked(mint int64) {
 	if n == 0 {
 		return
 	}
+	if s.hasLateLocked() {
+		s.x.late.forgetTimes(s.chunks[:n])
+	}
 	if n == len(s.chunks) {
 		s.chunks, s.app, s.nextAt = nil, nil, math.MinInt64
 		if s.x != nil {

@@ -618,6 +618,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	if rp.unknownEx > 0 {
 		h.logger.Warn("tsdb: WAL replay skipped exemplars of series it has no record of", "exemplars", rp.unknownEx)
 	}
+	h.trimLateAfterReplay()
 	h.logger.Info("tsdb: WAL replayed", "series", h.NumSeries(), "samples", rp.samples.Load(), "in_mapped_chunks", rp.inMapped.Load(), "exemplars", rp.exemplars,
 		"in_blocks_by_mark", rp.inBlocksDropped, "from_segment", from, "duration", time.Since(start))
 	return nil

@@ -6,30 +6,33 @@ import (
 	"slices"
 )
 
-// XORTimes indexes the sample times of one XORChunk, so that looking a
-// time up does not decode the chunk from its start. It is meant for a
-// chunk that is still being appended to: a lookup past the last indexed
-// sample indexes the samples appended since, up to the time looked up,
-// resuming the decoder where it stopped, so each sample is decoded at most
-// once however many lookups are made (and those after the last time
-// looked up never are). Asked about another chunk, it starts over with
-// that one.
+// XORTimes indexes the sample times of one XOR-encoded chunk, so that
+// looking a time up does not decode the chunk from its start. The chunk is
+// an XORChunk still being appended to, or any other Chunk of encoding
+// EncXOR whose bytes never change (a chunk read in place from a file): a
+// lookup past the last indexed sample indexes the samples appended since,
+// up to the time looked up, resuming the decoder where it stopped, so each
+// sample is decoded at most once however many lookups are made (and those
+// after the last time looked up never are). Asked about another chunk, it
+// starts over with that one. It keeps the chunk it indexes reachable until
+// then (or Reset).
 //
 // Times are kept as uint32 offsets from the chunk's first sample (4 bytes
 // a sample; a head chunk spans at most a block range). A chunk whose
 // samples are more than math.MaxUint32 ms apart, whose times do not
-// increase, or that does not decode cannot be indexed: once Index has
-// decoded that far, it says so, and the caller decodes the chunk itself.
-// (An XORAppender's chunk always has increasing times.)
+// increase, that does not decode or that is not XOR-encoded cannot be
+// indexed: once Index has decoded that far, it says so, and the caller
+// decodes the chunk itself. (An XORAppender's chunk always has increasing
+// times.)
 //
 // Concurrency: an XORTimes is not safe for concurrent use. Index reads the
-// chunk under the rule of XORChunk.Iterator (the call must not overlap an
-// Append to the chunk; see the package documentation). The zero value is
-// ready to use.
+// chunk's Bytes under the rule of XORChunk.Iterator (the call must not
+// overlap an Append to the chunk; see the package documentation). The zero
+// value is ready to use.
 type XORTimes struct {
 	// What a lookup before the last indexed sample reads comes first, in
 	// one cache line.
-	c    *XORChunk
+	c    Chunk
 	offs []uint32 // times of the indexed samples, minus base, ascending
 	base int64    // time of the first sample
 	bad  bool     // c cannot be indexed (see above)
@@ -41,7 +44,7 @@ type XORTimes struct {
 // Index returns the position in c of its sample at time t, and whether c
 // has a sample at t. ok is false if c cannot be indexed; i and found are
 // then meaningless.
-func (x *XORTimes) Index(c *XORChunk, t int64) (i int, found, ok bool) {
+func (x *XORTimes) Index(c Chunk, t int64) (i int, found, ok bool) {
 	if x.c != c {
 		x.restart(c)
 	}
@@ -61,7 +64,7 @@ func (x *XORTimes) Index(c *XORChunk, t int64) (i int, found, ok bool) {
 }
 
 // Chunk returns the chunk x indexes, nil if none.
-func (x *XORTimes) Chunk() *XORChunk { return x.c }
+func (x *XORTimes) Chunk() Chunk { return x.c }
 
 // Reset drops the index and the chunk it refers to, keeping the buffer.
 func (x *XORTimes) Reset() {
@@ -69,8 +72,8 @@ func (x *XORTimes) Reset() {
 }
 
 // restart points x at c with nothing indexed.
-func (x *XORTimes) restart(c *XORChunk) {
-	x.c, x.pos, x.base, x.bad = c, headerSize*8, 0, false
+func (x *XORTimes) restart(c Chunk) {
+	x.c, x.pos, x.base, x.bad = c, headerSize*8, 0, c != nil && c.Encoding() != EncXOR
 	x.offs = x.offs[:0]
 	x.it = xorIterator{}
 	x.it.resetTo(nil, headerSize, 0)
@@ -79,7 +82,7 @@ func (x *XORTimes) restart(c *XORChunk) {
 // extend indexes the samples appended to x.c since the last call, up to
 // the first at or after t. It returns false if x.c cannot be indexed.
 func (x *XORTimes) extend(t int64) bool {
-	b := x.c.w.buf
+	b := x.c.Bytes()
 	if len(b) < headerSize {
 		return len(x.offs) == 0
 	}

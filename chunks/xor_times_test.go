@@ -3,6 +3,7 @@ package chunks
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -161,4 +162,44 @@ func TestXORAppenderNumSamples(t *testing.T) {
 	app.Append(MaxSamples, 1)
 	require.Equal(t, MaxSamples, app.NumSamples())
 	require.Equal(t, MaxSamples, c.NumSamples())
+}
+
+// fileChunk is an XOR chunk read in place from bytes that never change, as
+// a chunk of a head chunk file is: another type than XORChunk.
+type fileChunk struct{ b []byte }
+
+func (c *fileChunk) Bytes() []byte                    { return c.b }
+func (c *fileChunk) Encoding() Encoding               { return EncXOR }
+func (c *fileChunk) NumSamples() int                  { return int(c.b[0])<<8 | int(c.b[1]) }
+func (c *fileChunk) Iterator(reuse Iterator) Iterator { return XORIterator(c.b, reuse) }
+func (c *fileChunk) Compact()                         {}
+
+// TestXORTimesOtherChunks checks XORTimes on chunks of other types than
+// XORChunk: an XOR chunk read from fixed bytes is indexed like the
+// XORChunk it was copied from (every time, and the ones between), and a
+// chunk of another encoding cannot be indexed.
+func TestXORTimesOtherChunks(t *testing.T) {
+	ss := genScrape(rand.New(rand.NewPCG(3, 3)), 120, 1_700_000_000_000, 300, counterValues())
+	src := encode(t, ss)
+	c := &fileChunk{b: slices.Clone(src.Bytes())}
+	var x XORTimes
+	for j := len(ss) - 1; j >= 0; j-- { // newest first: one extend, then lookups below it
+		for _, d := range []int64{-1, 0, 1} {
+			want, wantFound := decodeIndex(t, src, ss[j].T+d)
+			i, found, ok := x.Index(c, ss[j].T+d)
+			require.True(t, ok)
+			require.Equal(t, wantFound, found, "time %d", ss[j].T+d)
+			if found {
+				require.Equal(t, want, i)
+			}
+		}
+	}
+	require.Equal(t, Chunk(c), x.Chunk())
+
+	h := NewXOR2Chunk()
+	_, _, ok := x.Index(h, ss[0].T)
+	require.False(t, ok, "an XOR2 chunk is not indexed")
+	i, found, ok := x.Index(c, ss[5].T)
+	require.True(t, ok && found, "indexed again after another encoding")
+	require.Equal(t, 5, i)
 }
