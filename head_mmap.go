@@ -57,13 +57,17 @@ import (
 // Replay. Open loads the files before the WAL replay and gives each
 // series its mapped chunks when the replay creates it (those ending
 // before the head's range are left out: blocks hold them). The replay
-// then skips a series' WAL samples that its mapped chunks hold: those
-// not after its last mapped chunk's end and after every earlier WAL
-// sample of the series (the in-order ones, which the chunks hold).
-// Samples that are not after an earlier one are late ones, or belong to
-// a commit that lost a race for the series; they take the path of late
-// samples, which finds those the mapped chunks hold by their time and
-// adds nothing for them.
+// then skips a series' WAL samples that its mapped chunks hold. It looks
+// for those after every earlier WAL sample of the series and not after
+// its last mapped chunk's end in the chunks themselves, reading them
+// forward once along the WAL (mappedSlot.holds): being in order in the
+// WAL does not make a sample one of the chunks', since commits may apply
+// in another order than they logged (a sample logged before a newer one
+// of its series but applied after it went in late). Samples that are not
+// after an earlier one are late ones, or belong to a commit that lost a
+// race for the series; they and those the chunks lack take the path of
+// late samples, which finds those the mapped chunks hold by their time
+// and adds nothing for them.
 
 // headChunksDir is the directory of the head chunk files in a data dir.
 const headChunksDir = "chunks_head"
@@ -87,6 +91,31 @@ type mappedSlot struct {
 	// last is the end of the series' last mapped chunk and seen the time
 	// of its newest WAL sample replayed so far (math.MinInt64: none).
 	last, seen int64
+	// mapped are the series' mapped chunks (kept after chunks is given
+	// away), read forward once by holds: it is the iterator of chunk
+	// ci-1, nil before the first.
+	mapped []memChunk
+	ci     int
+	it     chunks.Iterator
+}
+
+// holds reports whether the slot's mapped chunks hold a sample at t. Each
+// call must ask for a later t than the one before: the chunks are read
+// forward, once.
+func (sl *mappedSlot) holds(t int64) bool {
+	for {
+		if sl.it != nil && sl.it.Seek(t) != chunks.ValNone {
+			return sl.it.AtT() == t
+		}
+		for sl.ci < len(sl.mapped) && sl.mapped[sl.ci].maxTime < t {
+			sl.ci++
+		}
+		if sl.ci == len(sl.mapped) || sl.mapped[sl.ci].minTime > t {
+			return false
+		}
+		sl.it = sl.mapped[sl.ci].chunk.Iterator(sl.it)
+		sl.ci++
+	}
 }
 
 // slot returns the slot of ref, nil if it has no mapped chunks.
@@ -177,7 +206,7 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 		if len(l.chunks) == 0 {
 			continue
 		}
-		sl := mappedSlot{chunks: l.chunks, last: l.chunks[len(l.chunks)-1].maxTime, seen: math.MinInt64}
+		sl := mappedSlot{chunks: l.chunks, mapped: l.chunks, last: l.chunks[len(l.chunks)-1].maxTime, seen: math.MinInt64}
 		if mr.sparse != nil {
 			mr.sparse[ref] = &sl
 		} else {
@@ -217,7 +246,13 @@ func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
 		return false // late, or a lost race: the late path decides
 	}
 	sl.seen = t
-	return true
+	// After every earlier WAL sample of the series is not enough: commits
+	// may apply in another order than they logged, and a sample logged
+	// before a newer one of its series but applied after it went in as a
+	// late sample, which no mapped chunk holds. So look. A sample the
+	// chunks do not hold takes the path it takes in a replay without
+	// them.
+	return sl.holds(t)
 }
 
 // mapEntry is a closed heap chunk mapChunks writes.
