@@ -8,6 +8,8 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/internal/headchunks"
+	"github.com/isotsdb/tsdb/internal/record"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -57,17 +59,18 @@ import (
 // Replay. Open loads the files before the WAL replay and gives each
 // series its mapped chunks when the replay creates it (those ending
 // before the head's range are left out: blocks hold them). The replay
-// then skips a series' WAL samples that its mapped chunks hold. It looks
-// for those after every earlier WAL sample of the series and not after
-// its last mapped chunk's end in the chunks themselves, reading them
-// forward once along the WAL (mappedSlot.holds): being in order in the
-// WAL does not make a sample one of the chunks', since commits may apply
-// in another order than they logged (a sample logged before a newer one
-// of its series but applied after it went in late). Samples that are not
-// after an earlier one are late ones, or belong to a commit that lost a
-// race for the series; they and those the chunks lack take the path of
-// late samples, which finds those the mapped chunks hold by their time
-// and adds nothing for them.
+// then skips a series' WAL samples that its mapped chunks hold: those
+// not after its last mapped chunk's end and after every earlier WAL
+// sample of the series (the in-order ones, which the chunks hold), except
+// those the WBL holds copies of. Commits may apply in another order than
+// they logged: a sample logged before a newer one of its series but
+// applied after it went in as a late one, which no mapped chunk holds,
+// and its commit copied it to the WBL (mappedReplay.noteLateCopies reads
+// the copies before the WAL replay). Samples that are not after an
+// earlier one are late ones, or belong to a commit that lost a race for
+// the series; they and the copied ones take the path of late samples,
+// which finds those the mapped chunks hold by their time and adds nothing
+// for them.
 
 // headChunksDir is the directory of the head chunk files in a data dir.
 const headChunksDir = "chunks_head"
@@ -91,31 +94,11 @@ type mappedSlot struct {
 	// last is the end of the series' last mapped chunk and seen the time
 	// of its newest WAL sample replayed so far (math.MinInt64: none).
 	last, seen int64
-	// mapped are the series' mapped chunks (kept after chunks is given
-	// away), read forward once by holds: it is the iterator of chunk
-	// ci-1, nil before the first.
-	mapped []memChunk
+	// copies are the times, ascending, of the series' samples that the
+	// WBL holds copies of: samples a live commit applied as late ones
+	// (noteLateCopies). ci is the first one inMapped has not passed.
+	copies []int64
 	ci     int
-	it     chunks.Iterator
-}
-
-// holds reports whether the slot's mapped chunks hold a sample at t. Each
-// call must ask for a later t than the one before: the chunks are read
-// forward, once.
-func (sl *mappedSlot) holds(t int64) bool {
-	for {
-		if sl.it != nil && sl.it.Seek(t) != chunks.ValNone {
-			return sl.it.AtT() == t
-		}
-		for sl.ci < len(sl.mapped) && sl.mapped[sl.ci].maxTime < t {
-			sl.ci++
-		}
-		if sl.ci == len(sl.mapped) || sl.mapped[sl.ci].minTime > t {
-			return false
-		}
-		sl.it = sl.mapped[sl.ci].chunk.Iterator(sl.it)
-		sl.ci++
-	}
 }
 
 // slot returns the slot of ref, nil if it has no mapped chunks.
@@ -206,7 +189,7 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 		if len(l.chunks) == 0 {
 			continue
 		}
-		sl := mappedSlot{chunks: l.chunks, mapped: l.chunks, last: l.chunks[len(l.chunks)-1].maxTime, seen: math.MinInt64}
+		sl := mappedSlot{chunks: l.chunks, last: l.chunks[len(l.chunks)-1].maxTime, seen: math.MinInt64}
 		if mr.sparse != nil {
 			mr.sparse[ref] = &sl
 		} else {
@@ -249,10 +232,92 @@ func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
 	// After every earlier WAL sample of the series is not enough: commits
 	// may apply in another order than they logged, and a sample logged
 	// before a newer one of its series but applied after it went in as a
-	// late sample, which no mapped chunk holds. So look. A sample the
-	// chunks do not hold takes the path it takes in a replay without
-	// them.
-	return sl.holds(t)
+	// late one, which no mapped chunk holds. Its commit copied it to the
+	// WBL as a late sample: such a sample takes the late path.
+	for sl.ci < len(sl.copies) && sl.copies[sl.ci] < t {
+		sl.ci++
+	}
+	return sl.ci == len(sl.copies) || sl.copies[sl.ci] != t
+}
+
+// noteLateCopies reads the WBL in dir for the samples live commits
+// copied to it as late ones (WBLCopy runs, wal.go) and records their
+// times in the slots of their series, for inMapped. Only the copies'
+// series and times are used; the WAL replay takes the samples from the
+// WAL, so a commit still replays whole or not at all. It reads up to the
+// first damage, silently: the WBL replay after the WAL reports and repairs
+// it. A sample the live head applied late whose copy is missing (a crash
+// between its commit's WAL and WBL writes, once the chunk holding the
+// newer sample of its series was mapped) is not found; Prometheus's
+// replay depends on its WBL in the same way.
+func (mr *mappedReplay) noteLateCopies(fsys vfs.FS, dir string) {
+	if mr == nil {
+		return
+	}
+	sr, err := wlog.NewSegmentsReader(fsys, dir)
+	if err != nil {
+		return // no WBL; a failure to open it is reported by its replay
+	}
+	defer sr.Close()
+	r := wlog.NewReader(sr)
+	var (
+		dec      record.Decoder
+		copyLeft int
+		floats   []record.RefSample
+		hists    []record.RefHistogramSample
+		fhists   []record.RefFloatHistogramSample
+		touched  []*mappedSlot
+	)
+	note := func(ref uint64, t int64) {
+		if sl := mr.slot(SeriesRef(ref)); sl != nil {
+			if sl.copies == nil {
+				touched = append(touched, sl)
+			}
+			sl.copies = append(sl.copies, t)
+		}
+	}
+	for r.Next() {
+		rec := r.Record()
+		switch typ := record.RecordType(rec); {
+		case typ == record.WBLCopy:
+			if copyLeft, err = dec.WBLCopy(rec); err != nil {
+				return
+			}
+			continue
+		case copyLeft == 0:
+			continue // Prometheus's records: the WBL replay applies them
+		case typ == record.Samples || typ == record.SamplesV2:
+			if floats, err = dec.Samples(rec, floats[:0]); err != nil {
+				return
+			}
+			for _, smp := range floats {
+				note(smp.Ref, smp.T)
+			}
+		case typ == record.HistogramSamples || typ == record.CustomBucketsHistogramSamples || typ == record.HistogramSamplesV2:
+			if hists, err = dec.HistogramSamples(rec, hists[:0]); err != nil {
+				return
+			}
+			for _, smp := range hists {
+				note(smp.Ref, smp.T)
+			}
+			clear(hists)
+		case typ == record.FloatHistogramSamples || typ == record.CustomBucketsFloatHistogramSamples || typ == record.FloatHistogramSamplesV2:
+			if fhists, err = dec.FloatHistogramSamples(rec, fhists[:0]); err != nil {
+				return
+			}
+			for _, smp := range fhists {
+				note(smp.Ref, smp.T)
+			}
+			clear(fhists)
+		default:
+			copyLeft = 0 // no sample record: the run is over (as readWBL)
+			continue
+		}
+		copyLeft--
+	}
+	for _, sl := range touched {
+		slices.Sort(sl.copies)
+	}
 }
 
 // mapEntry is a closed heap chunk mapChunks writes.
