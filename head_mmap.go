@@ -1,7 +1,10 @@
 package tsdb
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"math"
 	"path/filepath"
 	"slices"
@@ -66,11 +69,19 @@ import (
 // they logged: a sample logged before a newer one of its series but
 // applied after it went in as a late one, which no mapped chunk holds,
 // and its commit copied it to the WBL (mappedReplay.noteLateCopies reads
-// the copies before the WAL replay). Samples that are not after an
+// the copies before the WAL replay; if damage stops it before the WBL's
+// end, no sample is skipped this way). Samples that are not after an
 // earlier one are late ones, or belong to a commit that lost a race for
 // the series; they and the copied ones take the path of late samples,
 // which finds those the mapped chunks hold by their time and adds nothing
 // for them.
+//
+// Resident memory. Nothing reads a mapped chunk's bytes when it is mapped
+// (headchunks.Writer.Added), and the pages of a file read at Open or
+// removed by truncation are evicted from the resident set
+// (vfs.Mapped.Evict): a page of a mapping counts in the process's RSS
+// from the first read until the mapping is closed, and a removed file's
+// mapping is closed only once the collector found no chunk of it left.
 
 // headChunksDir is the directory of the head chunk files in a data dir.
 const headChunksDir = "chunks_head"
@@ -86,6 +97,10 @@ type mappedReplay struct {
 	base   uint64
 	dense  []mappedSlot
 	sparse map[uint64]*mappedSlot
+	// distrust is set when noteLateCopies could not read the whole WBL:
+	// a copy may be missing, so no WAL sample is taken as held by the
+	// mapped chunks; each takes the late path, which checks the chunks.
+	distrust bool
 }
 
 // mappedSlot is one series' part of mappedReplay.
@@ -222,7 +237,7 @@ func (mr *mappedReplay) attach(h *head, s *memSeries) {
 // the replay worker of s only.
 func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
 	sl := mr.slot(s.ref)
-	if sl == nil || t > sl.last {
+	if sl == nil || t > sl.last || mr.distrust {
 		return false
 	}
 	if t <= sl.seen {
@@ -246,20 +261,36 @@ func (mr *mappedReplay) inMapped(s *memSeries, t int64) bool {
 // series and times are used; the WAL replay takes the samples from the
 // WAL, so a commit still replays whole or not at all. It reads up to the
 // first damage, silently: the WBL replay after the WAL reports and repairs
-// it. A sample the live head applied late whose copy is missing (a crash
-// between its commit's WAL and WBL writes, once the chunk holding the
-// newer sample of its series was mapped) is not found; Prometheus's
-// replay depends on its WBL in the same way.
-func (mr *mappedReplay) noteLateCopies(fsys vfs.FS, dir string) {
+// it. Damage that stops the read before the WBL's end (or a WBL that
+// cannot be opened) sets distrust: a copy after it would be missed, and
+// its sample skipped. A sample the live head applied late whose copy was
+// never written (a crash between its commit's WAL and WBL writes, once
+// the chunk holding the newer sample of its series was mapped) is not
+// found; Prometheus's replay depends on its WBL in the same way.
+func (mr *mappedReplay) noteLateCopies(logger *slog.Logger, fsys vfs.FS, dir string) {
 	if mr == nil {
 		return
 	}
 	sr, err := wlog.NewSegmentsReader(fsys, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // no WBL, no copies
+	}
 	if err != nil {
-		return // no WBL; a failure to open it is reported by its replay
+		mr.distrust = true
+		logger.Warn("tsdb: cannot read the WBL before the WAL replay; every replayed sample is checked against the head chunk files", "err", err)
+		return
 	}
 	defer sr.Close()
 	r := wlog.NewReader(sr)
+	defer func() {
+		if err == nil {
+			err = r.Err()
+		}
+		if err != nil {
+			mr.distrust = true
+			logger.Warn("tsdb: WBL damaged; every replayed sample is checked against the head chunk files", "err", err)
+		}
+	}()
 	var (
 		dec      record.Decoder
 		copyLeft int
@@ -414,7 +445,9 @@ func (h *head) mapBatch(batch []mapEntry) error {
 	}
 	for i := range batch {
 		e := &batch[i]
-		c, err := hc.Chunk(e.ref)
+		// Added, not Chunk: reading the records back would make every page
+		// just written resident.
+		c, err := hc.Added(e.ref, e.c.Encoding(), len(e.c.Bytes()))
 		if err != nil {
 			return fmt.Errorf("read head chunk just written: %w", err)
 		}

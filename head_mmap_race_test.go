@@ -1,8 +1,11 @@
 package tsdb
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,13 +20,76 @@ import (
 // sample goes in as a late one. The WAL holds A's sample before B's, in
 // order; the head chunk files hold B's and not A's. After a clean Close
 // and Open, the series must still have both.
+//
+// The WBL copy of A's sample is what tells the replay that the mapped
+// chunks do not hold it, so with a damaged WBL (any one byte of its
+// records flipped, or a garbage segment before it) A's sample must stay
+// too: the replay cannot trust the mapped chunks then.
 func TestHeadChunksLogOrderNotApplyOrder(t *testing.T) {
 	for _, before := range []int64{10, 0} { // 0: A's sample is the series' first
-		t.Run(fmt.Sprintf("before=%d", before), func(t *testing.T) { testLogOrderNotApplyOrder(t, before) })
+		t.Run(fmt.Sprintf("before=%d", before), func(t *testing.T) {
+			fsys, o, want := testLogOrderNotApplyOrder(t, before)
+			// reopen opens a copy and checks every sample is there, and
+			// that the replay distrusted the head chunk files exactly
+			// when the WBL was damaged.
+			reopen := func(t *testing.T, fsys *vfs.MemFS, what string, damaged bool) {
+				t.Helper()
+				t.Run(what, func(t *testing.T) {
+					o := *o
+					o.FS = fsys
+					var log bytes.Buffer
+					db, err := Open("data", slogTo(&log), nil, &o)
+					require.NoError(t, err)
+					got := allSamples(t, db)
+					require.NoError(t, db.Close())
+					requireSameSamples(t, want, got)
+					require.Equal(t, damaged, strings.Contains(log.String(), "checked against the head chunk files"), "%s", log.String())
+					// No sample is skipped as held by the chunks on a
+					// damaged WBL's word, and many are on an intact one's.
+					m := regexp.MustCompile(`in_mapped_chunks=(\d+)`).FindStringSubmatch(log.String())
+					require.NotNil(t, m, "%s", log.String())
+					require.Equal(t, damaged, m[1] == "0", "in_mapped_chunks=%s", m[1])
+				})
+			}
+			reopen(t, fsys.Crash(), "intact", false)
+
+			seg := lastWBLSegment(t, fsys)
+			b, err := fsys.ReadFile(seg)
+			require.NoError(t, err)
+			end := len(bytes.TrimRight(b, "\x00")) // the records; zeros pad the page
+			require.Positive(t, end)
+			for i := range end {
+				c := fsys.Crash()
+				d := slices.Clone(b)
+				d[i] ^= 0x40
+				require.NoError(t, c.WriteFile(seg, d, 0o666))
+				reopen(t, c, fmt.Sprintf("flipped WBL byte %d of %d", i, end), true)
+			}
+			c := fsys.Crash()
+			require.NoError(t, c.WriteFile("data/wbl/00000000", bytes.Repeat([]byte{0xfe}, 100), 0o666))
+			reopen(t, c, "garbage WBL segment first", true)
+		})
 	}
 }
 
-func testLogOrderNotApplyOrder(t *testing.T, before int64) {
+// lastWBLSegment returns the path of the WBL's last segment in data/wbl.
+func lastWBLSegment(t *testing.T, fsys *vfs.MemFS) string {
+	t.Helper()
+	ents, err := fsys.ReadDir("data/wbl")
+	require.NoError(t, err)
+	var last string
+	for _, e := range ents {
+		if !e.IsDir() {
+			last = e.Name()
+		}
+	}
+	require.NotEmpty(t, last)
+	return "data/wbl/" + last
+}
+
+// testLogOrderNotApplyOrder builds the case and closes the DB; it returns
+// the files, the options and every sample written.
+func testLogOrderNotApplyOrder(t *testing.T, before int64) (*vfs.MemFS, *Options, map[string][]sample) {
 	fsys := vfs.NewMemFS()
 	o := DefaultOptions()
 	o.FS = fsys
@@ -75,11 +141,8 @@ func testLogOrderNotApplyOrder(t *testing.T, before int64) {
 	mapped, _ := headChunkCounts(db)
 	require.Positive(t, mapped)
 	slices.SortFunc(want, func(a, b sample) int { return cmpInt64(a.T, b.T) })
-	require.Equal(t, map[string][]sample{l.String(): want}, allSamples(t, db), "before the restart")
+	all := map[string][]sample{l.String(): want}
+	requireSameSamples(t, all, allSamples(t, db))
 	require.NoError(t, db.Close())
-
-	db, err = Open("data", nil, nil, o)
-	require.NoError(t, err)
-	require.Equal(t, map[string][]sample{l.String(): want}, allSamples(t, db), "after the restart")
-	require.NoError(t, db.Close())
+	return fsys, o, all
 }

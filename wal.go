@@ -557,7 +557,7 @@ func (h *head) replayWAL(fsys vfs.FS, dir string, w *wlog.WL, wbl *wblSource, m 
 	defer rp.indexSeries() // on every return: a read-only open keeps what replay read
 	rp.collectLate.Store(wbl != nil && wbl.w != nil)
 	if wbl != nil {
-		h.mapped.noteLateCopies(fsys, wbl.dir)
+		h.mapped.noteLateCopies(h.logger, fsys, wbl.dir)
 	}
 
 	from := 0

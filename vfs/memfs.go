@@ -566,6 +566,9 @@ type memMapping struct{ data []byte }
 // Close.
 func (mm *memMapping) Bytes() []byte { return mm.data }
 
+// Evict does nothing: the copy is heap memory.
+func (mm *memMapping) Evict() error { return nil }
+
 // Close drops the copy. Closing twice is a no-op.
 func (mm *memMapping) Close() error {
 	mm.data = nil

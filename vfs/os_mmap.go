@@ -57,6 +57,19 @@ func mapFile(name string) (*mmapping, error) {
 // faults.
 func (m *mmapping) Bytes() []byte { return m.data }
 
+// Evict implements Mapped with madvise(MADV_DONTNEED): for a shared file
+// mapping that only unmaps the pages from this process; their contents stay
+// in the page cache and the file.
+func (m *mmapping) Evict() error {
+	if !m.mapped || len(m.data) == 0 {
+		return nil
+	}
+	if err := unix.Madvise(m.data, unix.MADV_DONTNEED); err != nil {
+		return &fs.PathError{Op: "madvise", Path: m.name, Err: err}
+	}
+	return nil
+}
+
 // Close unmaps the file. Closing twice is a no-op.
 func (m *mmapping) Close() error {
 	if m.data == nil {

@@ -3,12 +3,15 @@ package vfs
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -73,4 +76,57 @@ func TestOSLockAcrossProcesses(t *testing.T) {
 	l, err := OS().Lock(name)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
+}
+
+// TestOSMapEvict checks that Evict takes a mapping's pages out of the
+// resident set (as /proc/self/smaps counts them) without changing what
+// Bytes reads, and that reading faults them back in.
+func TestOSMapEvict(t *testing.T) {
+	if _, err := os.Stat("/proc/self/smaps"); err != nil {
+		t.Skip("no /proc/self/smaps on this system")
+	}
+	name := filepath.Join(t.TempDir(), "f")
+	data := make([]byte, 64<<10*8)
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	require.NoError(t, os.WriteFile(name, data, 0o644))
+	m, err := OS().Map(name)
+	require.NoError(t, err)
+	defer m.Close()
+	require.True(t, bytes.Equal(data, m.Bytes())) // reads every page
+	require.Equal(t, int64(len(data)), mappingRSS(t, m.Bytes()))
+	require.NoError(t, m.Evict())
+	require.Zero(t, mappingRSS(t, m.Bytes()))
+	require.True(t, bytes.Equal(data, m.Bytes()), "contents after Evict")
+	require.Equal(t, int64(len(data)), mappingRSS(t, m.Bytes()))
+}
+
+// mappingRSS returns the resident bytes of the mapping starting at b, from
+// /proc/self/smaps.
+func mappingRSS(t *testing.T, b []byte) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	require.NoError(t, err)
+	defer f.Close()
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	sc := bufio.NewScanner(f)
+	found := false
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, start) {
+			found = true
+			continue
+		}
+		if found && strings.HasPrefix(line, "Rss:") {
+			var kb int64
+			_, err := fmt.Sscanf(strings.TrimPrefix(line, "Rss:"), "%d kB", &kb)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	require.NoError(t, sc.Err())
+	t.Fatalf("mapping at %s not in /proc/self/smaps", start)
+	return 0
 }

@@ -37,6 +37,12 @@ type File interface {
 // implementation memory-maps the file; Bytes must not be used after Close.
 type Mapped interface {
 	Bytes() []byte
+	// Evict drops the view's pages from the process's resident set
+	// without changing what Bytes reads: a later read faults the page back
+	// in from the file (which the mapping keeps, even once it is removed).
+	// It may be called concurrently with reads of Bytes, but not with or
+	// after Close. Views that are not mappings do nothing.
+	Evict() error
 	io.Closer
 }
 

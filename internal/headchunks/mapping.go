@@ -17,15 +17,22 @@ import (
 // The cleanup's argument is the vfs.Mapped alone, which does not point back
 // at the mapping (a cleanup whose argument reaches its object never runs).
 type mapping struct {
-	b []byte // the mapped file contents; read only, never after the cleanup
+	b []byte     // the mapped file contents; read only, never after the cleanup
+	v vfs.Mapped // the view b belongs to, for evict
 }
 
 // newMapping wraps m, which no one else may close, in a mapping.
 func newMapping(m vfs.Mapped) *mapping {
-	mp := &mapping{b: m.Bytes()}
+	mp := &mapping{b: m.Bytes(), v: m}
 	runtime.AddCleanup(mp, closeMapped, m)
 	return mp
 }
+
+// evict drops the pages of the mapping from the process's resident set
+// (vfs.Mapped.Evict); chunks reading it fault them back in. The error is
+// dropped: the advice changes no data, and a failure only leaves the pages
+// resident until the mapping is closed.
+func (mp *mapping) evict() { _ = mp.v.Evict() }
 
 // closeMapped unmaps m. The error is dropped: there is no one left to
 // report it to, and a failed munmap leaks address space but no data.

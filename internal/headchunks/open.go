@@ -270,7 +270,11 @@ func loadFile(fsys vfs.FS, path string, seq uint32, res *LoadResult,
 		runtime.KeepAlive(mp) // b must stay mapped while checkHeader reads it
 		return nil, 0, cerr, nil
 	}
-	f = &file{seq: seq, name: path, maxt: math.MinInt64, m: mp, mapped: int64(len(b))}
+	f = &file{seq: seq, name: path, maxt: math.MinInt64}
+	f.setMapping(mp, int64(len(b)))
+	// Parsing reads every page; a loaded chunk is read again only by a
+	// query or a compaction, so the pages need not stay resident.
+	defer mp.evict()
 	off := HeaderSize
 	for off < len(b) {
 		rec, end, cerr := parseRecord(path, b, off)

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"weak"
 
 	"github.com/isotsdb/tsdb/chunks"
+	"github.com/isotsdb/tsdb/internal/corrupt"
 	"github.com/isotsdb/tsdb/vfs"
 )
 
@@ -44,6 +46,33 @@ type file struct {
 
 	m      *mapping // newest mapping of the file; nil before the first Flush of a new file
 	mapped int64    // bytes of the file that Chunk may read through m: <= written
+	// maps are every mapping of the file made so far (a file that grows
+	// is mapped again at each Flush, and chunks keep the mapping they were
+	// read from), weakly: a mapping no chunk references is closed by its
+	// cleanup. Truncate evicts the pages of those still alive when it
+	// removes the file.
+	maps []weak.Pointer[mapping]
+}
+
+// setMapping makes mp, a mapping of the file's first n bytes, the newest.
+func (f *file) setMapping(mp *mapping, n int64) {
+	f.m, f.mapped = mp, n
+	f.maps = slices.DeleteFunc(f.maps, func(p weak.Pointer[mapping]) bool { return p.Value() == nil })
+	f.maps = append(f.maps, weak.Make(mp))
+}
+
+// evict drops the pages of every live mapping of the file from the
+// process's resident set. Readers of its chunks fault them back in, so it
+// is safe while they read; it is for a file just removed, whose chunks are
+// no longer read except by queries already running (and which would
+// otherwise stay resident until the last chunk is collected).
+func (f *file) evict() {
+	for _, p := range f.maps {
+		if mp := p.Value(); mp != nil {
+			mp.evict()
+		}
+	}
+	f.maps = nil
 }
 
 // Writer appends records to head chunk files in a directory and reads
@@ -214,7 +243,7 @@ func (w *Writer) flushLocked() error {
 			if int64(len(mp.b)) < f.written {
 				return fmt.Errorf("headchunks: map %s: %d bytes mapped, %d written", f.name, len(mp.b), f.written)
 			}
-			f.m, f.mapped = mp, f.written
+			f.setMapping(mp, f.written)
 		}
 	}
 	return nil
@@ -332,6 +361,7 @@ func (w *Writer) Truncate(mint int64) (removed int, err error) {
 		if err := w.fsys.Remove(f.name); err != nil {
 			return removed, errors.Join(fmt.Errorf("headchunks: remove %s: %w", f.name, err), w.syncDirLocked())
 		}
+		f.evict()
 		w.files[0] = nil
 		w.files = w.files[1:]
 		w.dirDirty = true
@@ -383,6 +413,52 @@ func (w *Writer) Chunk(ref uint64) (chunks.Chunk, error) {
 		return nil, cerr
 	}
 	return c, nil
+}
+
+// Added returns the chunk of record ref, which this Writer added for a chunk
+// of encoding enc and dataLen bytes and has flushed since, reading the
+// mapping in place as Chunk does. Unlike Chunk it does not parse or check
+// the record: it computes where the data lies from dataLen, so it touches
+// none of the file's pages. Reading a page of a mapping makes it part of
+// the process's resident set, and a head maps its closed chunks long before
+// anything reads them (most never are before they are truncated).
+//
+// A ref Chunk would reject, or one not flushed yet, yields the same errors
+// as Chunk; a record of another encoding or length is the caller's bug and
+// is not detected. Only XOR chunks are built without reading their bytes;
+// other encodings are checked as Chunk checks them.
+func (w *Writer) Added(ref uint64, enc chunks.Encoding, dataLen int) (chunks.Chunk, error) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return nil, fmt.Errorf("headchunks: read chunk %#x: %w", ref, ErrClosed)
+	}
+	seq, off := SplitRef(ref)
+	f := w.fileLocked(seq)
+	if f == nil {
+		return nil, fmt.Errorf("%w %#x: no file %s", ErrInvalidRef, ref, FileName(int(seq)))
+	}
+	if off < HeaderSize {
+		return nil, fmt.Errorf("%w %#x: offset %d in the header of %s", ErrInvalidRef, ref, off, f.name)
+	}
+	end := int64(off) + recordSize(dataLen)
+	if end > f.mapped {
+		if end <= f.size {
+			return nil, fmt.Errorf("%w: ref %#x in %s", ErrNotFlushed, ref, f.name)
+		}
+		return nil, fmt.Errorf("%w %#x: record of %d bytes past the end of %s", ErrInvalidRef, ref, dataLen, f.name)
+	}
+	start := int(off) + metaSize + uvarintLen(uint64(dataLen))
+	stop := start + dataLen
+	b := f.m.b[start:stop:stop]
+	if enc == chunks.EncXOR {
+		return &mappedXOR{b: b, m: f.m}, nil
+	}
+	c, err := chunks.FromData(enc, b)
+	if err != nil {
+		return nil, corrupt.At(f.name, int64(off), err)
+	}
+	return &mappedChunk{Chunk: c, m: f.m}, nil
 }
 
 // fileLocked returns the live file with sequence number seq, or nil.

@@ -60,6 +60,13 @@ func TestRoundTrip(t *testing.T) {
 					require.Equal(t, rc.enc, c.Encoding())
 					require.Equal(t, rc.data, c.Bytes())
 					requireSameSamples(t, chunkOf(t, rc), c)
+					a, err := w.Added(rc.ref, rc.enc, len(rc.data))
+					require.NoError(t, err)
+					require.Equal(t, rc.enc, a.Encoding())
+					require.Equal(t, rc.data, a.Bytes())
+					require.Equal(t, cap(a.Bytes()), len(a.Bytes()), "the CRC and later records are out of reach")
+					require.True(t, IsMapped(a))
+					requireSameSamples(t, chunkOf(t, rc), a)
 				}
 			}
 			require.GreaterOrEqual(t, w.Files(), tc.files)
@@ -187,11 +194,20 @@ func TestChunkRefErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := w.Chunk(tc.ref)
 			require.ErrorIs(t, err, tc.want)
+			if tc.want == ErrInvalidRef {
+				_, err = w.Added(tc.ref, chunks.EncXOR, 20)
+				require.ErrorIs(t, err, tc.want)
+			}
 		})
 	}
+	// A record that would run past the last one written.
+	_, err = w.Added(last.ref, last.enc, int(size))
+	require.ErrorIs(t, err, ErrInvalidRef)
 	ref, err := w.Add(7, 1, 2, chunkOf(t, recs[0]))
 	require.NoError(t, err)
 	_, err = w.Chunk(ref)
+	require.ErrorIs(t, err, ErrNotFlushed)
+	_, err = w.Added(ref, recs[0].enc, len(recs[0].data))
 	require.ErrorIs(t, err, ErrNotFlushed)
 	require.NoError(t, w.Close())
 }

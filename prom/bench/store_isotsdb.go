@@ -62,11 +62,11 @@ func (s *isoStore) appender() appender {
 }
 
 func (a *isoAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
-	r, err := a.app.Append(tsdb.SeriesRef(ref), a.lsets[i], t, v)
+	r, err := a.app.Append(tsdb.SeriesRef(ref), freshLabels(ref, a.lsets[i], labels.Labels.Clone), t, v)
 	return uint64(r), err
 }
 func (a *isoAppender) appendHistogram(ref uint64, j int, t int64, h *histSample) (uint64, error) {
-	r, err := a.app.AppendHistogram(tsdb.SeriesRef(ref), a.hsets[j], t, h.iso, nil)
+	r, err := a.app.AppendHistogram(tsdb.SeriesRef(ref), freshLabels(ref, a.hsets[j], labels.Labels.Clone), t, h.iso, nil)
 	return uint64(r), err
 }
 func (a *isoAppender) commit() error   { return a.app.Commit() }

@@ -66,11 +66,11 @@ func (s *promStore) appender() appender {
 }
 
 func (a *promAppender) append(ref uint64, i int, t int64, v float64) (uint64, error) {
-	r, err := a.app.Append(storage.SeriesRef(ref), a.lsets[i], t, v)
+	r, err := a.app.Append(storage.SeriesRef(ref), freshLabels(ref, a.lsets[i], labels.Labels.Copy), t, v)
 	return uint64(r), err
 }
 func (a *promAppender) appendHistogram(ref uint64, j int, t int64, h *histSample) (uint64, error) {
-	r, err := a.app.AppendHistogram(storage.SeriesRef(ref), a.hsets[j], t, h.prom, nil)
+	r, err := a.app.AppendHistogram(storage.SeriesRef(ref), freshLabels(ref, a.hsets[j], labels.Labels.Copy), t, h.prom, nil)
 	return uint64(r), err
 }
 func (a *promAppender) commit() error   { return a.app.Commit() }
