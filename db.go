@@ -631,6 +631,15 @@ func (db *DB) Close() error {
 			errs = append(errs, fmt.Errorf("tsdb: close head chunk files: %w", err))
 		}
 	}
+	if db.opts.SnapshotOnShutdown && db.head.wal != nil {
+		if len(errs) > 0 {
+			db.logger.Info("tsdb: no chunk snapshot: closing the logs failed")
+		} else if err := db.writeChunkSnapshot(); err != nil {
+			// Not an error of Close: everything is in the WAL, which
+			// the next Open replays.
+			db.logger.Warn("tsdb: no chunk snapshot", "err", err)
+		}
+	}
 	errs = append(errs, db.closeBlocks(), db.releaseLock())
 	return errors.Join(errs...)
 }
