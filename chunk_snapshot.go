@@ -45,8 +45,9 @@ import (
 //   - for each series with mapped chunks, how many and where they end,
 //     so that Open can check that chunks_head/ still holds them;
 //   - last, a trailer: the format version, the head's last series ref, and
-//     how many series and exemplars the first log holds (a log cut at a
-//     record boundary reads without error).
+//     how many series and exemplars the first log holds and whether it
+//     ends in the marker below (a log cut at a record boundary reads
+//     without error).
 //
 // Prometheus with its memory snapshot on restores its head from the first
 // log, the head chunk files and its WBL (where isotsdb's late samples are
@@ -81,7 +82,7 @@ const (
 	// In the second log, besides the WAL's sample and Metadata records.
 	snapRecSection byte = 210 // a section byte follows
 	snapRecMapped  byte = 211 // (ref, chunks, last chunk's end)*
-	snapRecTrailer byte = 212 // version, last ref, series, exemplars
+	snapRecTrailer byte = 212 // version, last ref, series, exemplars, isotsdb-only
 )
 
 // Sections of the second log's samples.
@@ -165,7 +166,7 @@ func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 		return nil, err
 	}
 	var trailer bool
-	var want [2]uint64
+	var want [3]uint64
 	var section byte
 	var dec record.Decoder
 	err := readSnapshotLog(fsys, filepath.Join(dir, chunkSnapshotExtraDir), func(rec []byte) error {
@@ -206,7 +207,7 @@ func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 			if v := db.Uvarint(); v != chunkSnapshotVersion && !db.Failed() {
 				return fmt.Errorf("version %d, want %d", v, chunkSnapshotVersion)
 			}
-			cs.lastRef, want[0], want[1] = db.Uvarint(), db.Uvarint(), db.Uvarint()
+			cs.lastRef, want[0], want[1], want[2] = db.Uvarint(), db.Uvarint(), db.Uvarint(), db.Uvarint()
 			trailer = true
 		default:
 			return fmt.Errorf("unknown record type %d", rec[0])
@@ -221,9 +222,9 @@ func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 		return nil, err
 	case !trailer:
 		return nil, fmt.Errorf("%w: %s: no trailer", errChunkSnapshot, dir)
-	case want[0] != uint64(len(cs.series)) || want[1] != uint64(len(cs.exemplars)):
-		return nil, fmt.Errorf("%w: %s: %d series and %d exemplars, the trailer says %d and %d",
-			errChunkSnapshot, dir, len(cs.series), len(cs.exemplars), want[0], want[1])
+	case want[0] != uint64(len(cs.series)) || want[1] != uint64(len(cs.exemplars)) || (want[2] == 1) == cs.promExact:
+		return nil, fmt.Errorf("%w: %s: %d series, %d exemplars, isotsdb-only %t; the trailer says %d, %d, %d",
+			errChunkSnapshot, dir, len(cs.series), len(cs.exemplars), !cs.promExact, want[0], want[1], want[2])
 	}
 	return cs, cs.check()
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
@@ -38,11 +39,16 @@ func snapOptions(fsys vfs.FS) *Options {
 // exemplars, metadata, and a deletion. With kinds false only plain floats
 // (the case Prometheus restores exactly).
 func snapWorkload(t *testing.T, db *DB, k0, n int, kinds bool) {
+	snapWorkloadN(t, db, k0, n, 20, kinds)
+}
+
+// snapWorkloadN is snapWorkload with floats float series (at least 4).
+func snapWorkloadN(t *testing.T, db *DB, k0, n, floats int, kinds bool) {
 	t.Helper()
 	for k := k0; k < k0+n; k++ {
 		ts := int64(k) * 60_000
 		app := db.Appender(ctx)
-		for i := range 20 {
+		for i := range floats {
 			l := labels.FromStrings(labels.MetricName, "snap_float", "i", fmt.Sprint(i))
 			_, err := app.Append(0, l, ts, float64(k*i)+0.25)
 			require.NoError(t, err)
@@ -73,7 +79,7 @@ func snapWorkload(t *testing.T, db *DB, k0, n int, kinds bool) {
 				require.NoError(t, err)
 			}
 			if k == k0+n-1 {
-				_, err = app.Append(0, labels.FromStrings(labels.MetricName, "snap_float", "i", "19"), ts+1, math.Float64frombits(value.StaleNaN))
+				_, err = app.Append(0, labels.FromStrings(labels.MetricName, "snap_float", "i", fmt.Sprint(floats-1)), ts+1, math.Float64frombits(value.StaleNaN))
 				require.NoError(t, err)
 			}
 		}
@@ -200,7 +206,7 @@ func TestChunkSnapshotRoundTrip(t *testing.T) {
 			db, err := Open("data", nil, nil, o)
 			require.NoError(t, err)
 			snapWorkload(t, db, 0, 300, tc.kinds)
-			want, wantEx := snapState(t, db, false), snapState(t, db, true)
+			wantEx := snapState(t, db, true)
 
 			require.NoError(t, db.Close())
 			dirs := snapDirs(t, fsys)
@@ -218,7 +224,7 @@ func TestChunkSnapshotRoundTrip(t *testing.T) {
 
 			// Appends continue where they stopped.
 			snapWorkload(t, db, 300, 100, tc.kinds)
-			want, wantEx = snapState(t, db, false), snapState(t, db, true)
+			want, wantEx := snapState(t, db, false), snapState(t, db, true)
 			db, used := reopen(t, db, o)
 			require.True(t, used)
 			require.Equal(t, wantEx, snapState(t, db, true))
@@ -242,3 +248,209 @@ func TestChunkSnapshotRoundTrip(t *testing.T) {
 }
 
 var _ = histogram.Histogram{}
+
+// snapFixture is a closed DB with a snapshot: its filesystem, options, the
+// state before Close (samples, labels, metadata; no exemplars) and the
+// snapshot's directory.
+type snapFixture struct {
+	fsys *vfs.MemFS
+	o    *Options
+	want string
+	dir  string
+}
+
+// newSnapFixture writes a small workload of every kind (each commit
+// synced, so that a crash loses none) and closes the DB.
+func newSnapFixture(t *testing.T) snapFixture {
+	t.Helper()
+	fsys := vfs.NewMemFS()
+	o := snapOptions(fsys)
+	o.WALSyncEveryCommit = true
+	db, err := Open("data", nil, nil, o)
+	require.NoError(t, err)
+	snapWorkloadN(t, db, 0, 90, 4, true)
+	want := snapState(t, db, false)
+	require.NoError(t, db.Close())
+	dirs := snapDirs(t, fsys)
+	require.Len(t, dirs, 1)
+	return snapFixture{fsys: fsys, o: o, want: want, dir: filepath.Join("data", dirs[0])}
+}
+
+// openOn opens a copy of fsys with f's options, checks that it reads as
+// before and leaves no snapshot behind, and reports whether it used one.
+func (f snapFixture) openOn(t *testing.T, fsys *vfs.MemFS) bool {
+	t.Helper()
+	o := *f.o
+	o.FS = fsys
+	o.SnapshotOnShutdown = false // nothing more to write
+	o.WALSyncEveryCommit = false
+	reg := prometheus.NewRegistry()
+	o2 := o
+	o2.SnapshotOnShutdown = true
+	db, err := Open("data", nil, reg, &o2)
+	require.NoError(t, err)
+	db.opts.SnapshotOnShutdown = false
+	require.Empty(t, snapDirs(t, fsys))
+	require.Equal(t, f.want, snapState(t, db, false))
+	used := counterValue(t, db.walMetrics.snapshotLoads) == 1
+	require.NoError(t, db.Close())
+	return used
+}
+
+// dataEnd returns the length of b without its trailing zero bytes (the
+// padding of a log's last page).
+func dataEnd(b []byte) int {
+	n := len(b)
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return n
+}
+
+// TestChunkSnapshotDamaged: a snapshot torn at any byte, with any byte
+// changed, or missing a file, is not used, and Open loses nothing.
+func TestChunkSnapshotDamaged(t *testing.T) {
+	f := newSnapFixture(t)
+	require.True(t, f.openOn(t, f.fsys.Crash()), "the undamaged snapshot is used")
+	for _, file := range []string{
+		filepath.Join(f.dir, "00000000"),
+		filepath.Join(f.dir, chunkSnapshotExtraDir, "00000000"),
+	} {
+		data, err := f.fsys.ReadFile(file)
+		require.NoError(t, err)
+		end := dataEnd(data)
+		require.Positive(t, end)
+		t.Run("torn "+file, func(t *testing.T) {
+			for n := 0; n < end; n++ {
+				c := f.fsys.Crash()
+				require.NoError(t, c.WriteFile(file, data[:n], 0o666))
+				c.SyncAll()
+				require.False(t, f.openOn(t, c), "snapshot torn at %d of %d used", n, end)
+			}
+		})
+		t.Run("garbage "+file, func(t *testing.T) {
+			for n := 0; n < end; n += 7 {
+				c := f.fsys.Crash()
+				bad := append([]byte(nil), data...)
+				bad[n] ^= 0x5a
+				require.NoError(t, c.WriteFile(file, bad, 0o666))
+				c.SyncAll()
+				require.False(t, f.openOn(t, c), "snapshot with byte %d changed used", n)
+			}
+		})
+		t.Run("missing "+file, func(t *testing.T) {
+			c := f.fsys.Crash()
+			require.NoError(t, c.Remove(file))
+			c.SyncAll()
+			require.False(t, f.openOn(t, c))
+		})
+	}
+	t.Run("missing extra dir", func(t *testing.T) {
+		c := f.fsys.Crash()
+		require.NoError(t, c.RemoveAll(filepath.Join(f.dir, chunkSnapshotExtraDir)))
+		c.SyncAll()
+		require.False(t, f.openOn(t, c))
+	})
+	t.Run("missing head chunk file", func(t *testing.T) {
+		c := f.fsys.Crash()
+		ents, err := c.ReadDir(filepath.Join("data", headChunksDir))
+		require.NoError(t, err)
+		require.NotEmpty(t, ents)
+		require.NoError(t, c.Remove(filepath.Join("data", headChunksDir, ents[0].Name())))
+		c.SyncAll()
+		require.False(t, f.openOn(t, c))
+	})
+}
+
+// TestChunkSnapshotStale: a snapshot that the WAL has moved past (the DB
+// was opened without the option, took writes, and closed without a
+// snapshot, then the old snapshot came back) is not used.
+func TestChunkSnapshotStale(t *testing.T) {
+	f := newSnapFixture(t)
+	var files []string
+	require.NoError(t, walkMem(f.fsys, f.dir, &files))
+	saved := map[string][]byte{}
+	for _, name := range files {
+		b, err := f.fsys.ReadFile(name)
+		require.NoError(t, err)
+		saved[name] = b
+	}
+	for _, tc := range []struct {
+		name  string
+		steps int
+	}{
+		{"no write", 0},
+		{"writes", 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.fsys.Crash()
+			o := *f.o
+			o.FS = c
+			db, err := Open("data", nil, nil, &o)
+			require.NoError(t, err)
+			if tc.steps > 0 {
+				snapWorkloadN(t, db, 90, tc.steps, 4, true)
+			}
+			g := f
+			g.want = snapState(t, db, false)
+			db.opts.SnapshotOnShutdown = false
+			require.NoError(t, db.Close())
+			for name, b := range saved {
+				require.NoError(t, c.MkdirAll(filepath.Dir(name), 0o777))
+				require.NoError(t, c.WriteFile(name, b, 0o666))
+			}
+			c.SyncAll()
+			// Open's new WAL segment stays empty without writes: the
+			// old snapshot still matches the WAL's end then, and the
+			// head it restores is the same.
+			require.Equal(t, tc.steps == 0, g.openOn(t, c))
+		})
+	}
+}
+
+// walkMem appends the files below dir to out.
+func walkMem(fsys *vfs.MemFS, dir string, out *[]string) error {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			if err := walkMem(fsys, p, out); err != nil {
+				return err
+			}
+			continue
+		}
+		*out = append(*out, p)
+	}
+	return nil
+}
+
+// TestChunkSnapshotCrashDuringClose: a crash at any point of a Close that
+// writes a snapshot (a temporary directory left, a rename not synced)
+// loses nothing, and a later Open leaves no snapshot directory behind.
+func TestChunkSnapshotCrashDuringClose(t *testing.T) {
+	run := func(k int) (*vfs.MemFS, string, int) {
+		fsys := vfs.NewMemFS()
+		o := snapOptions(fsys)
+		o.WALSyncEveryCommit = true
+		db, err := Open("data", nil, nil, o)
+		require.NoError(t, err)
+		snapWorkload(t, db, 0, 60, true)
+		want := snapState(t, db, false)
+		ops := fsys.Ops()
+		fsys.CrashAfter(k)
+		require.NoError(t, db.Close())
+		return fsys, want, fsys.Ops() - ops
+	}
+	_, _, total := run(-1)
+	require.Greater(t, total, 10)
+	usedAny := false
+	for k := 0; k <= total; k++ {
+		fsys, want, _ := run(k)
+		f := snapFixture{o: snapOptions(nil), want: want}
+		usedAny = f.openOn(t, fsys.CrashState()) || usedAny
+	}
+	require.True(t, usedAny, "the crash after the last operation leaves a usable snapshot")
+}

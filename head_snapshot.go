@@ -265,7 +265,11 @@ func (h *head) encodeChunkSnapshot(main, extra *wlog.WL) (int, error) {
 		}
 	}
 	trailer := []byte{snapRecTrailer}
-	for _, v := range []uint64{chunkSnapshotVersion, h.lastSeriesRef.Load(), uint64(nSeries), uint64(len(exs))} {
+	isotsdbOnly := uint64(0)
+	if !promExact {
+		isotsdbOnly = 1
+	}
+	for _, v := range []uint64{chunkSnapshotVersion, h.lastSeriesRef.Load(), uint64(nSeries), uint64(len(exs)), isotsdbOnly} {
 		trailer = binary.AppendUvarint(trailer, v)
 	}
 	if err := xw.add(trailer); err != nil {
