@@ -44,10 +44,11 @@ import (
 //   - the series' metadata, as Metadata records;
 //   - for each series with mapped chunks, how many and where they end,
 //     so that Open can check that chunks_head/ still holds them;
-//   - last, a trailer: the format version, the head's last series ref, and
-//     how many series and exemplars the first log holds and whether it
-//     ends in the marker below (a log cut at a record boundary reads
-//     without error).
+//   - last, a trailer: the format version, the head's last series ref,
+//     how many series and exemplars the first log holds, whether it ends
+//     in the marker below, and how many records each log holds (before
+//     the trailer): a log that lost whole records (a segment, or a cut at
+//     a record boundary) reads without error.
 //
 // Prometheus with its memory snapshot on restores its head from the first
 // log, the head chunk files and its WBL (where isotsdb's late samples are
@@ -162,17 +163,20 @@ type chunkSnapshot struct {
 // inconsistency or unknown record is an error wrapping errChunkSnapshot.
 func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 	cs := &chunkSnapshot{tombs: map[SeriesRef]tombstones.Intervals{}, mapped: map[uint64]snapMapped{}, promExact: true}
-	if err := readSnapshotLog(fsys, dir, cs.readPromRecord); err != nil {
+	var mainRecs uint64
+	if err := readSnapshotLog(fsys, dir, func(rec []byte) error { mainRecs++; return cs.readPromRecord(rec) }); err != nil {
 		return nil, err
 	}
 	var trailer bool
-	var want [3]uint64
+	var want [5]uint64
+	var extraRecs uint64
 	var section byte
 	var dec record.Decoder
 	err := readSnapshotLog(fsys, filepath.Join(dir, chunkSnapshotExtraDir), func(rec []byte) error {
 		if trailer {
 			return errors.New("record after the trailer")
 		}
+		extraRecs++
 		switch record.RecordType(rec) {
 		case record.SamplesV2, record.HistogramSamplesV2, record.FloatHistogramSamplesV2:
 			if section == 0 {
@@ -207,7 +211,11 @@ func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 			if v := db.Uvarint(); v != chunkSnapshotVersion && !db.Failed() {
 				return fmt.Errorf("version %d, want %d", v, chunkSnapshotVersion)
 			}
-			cs.lastRef, want[0], want[1], want[2] = db.Uvarint(), db.Uvarint(), db.Uvarint(), db.Uvarint()
+			cs.lastRef = db.Uvarint()
+			for i := range want {
+				want[i] = db.Uvarint()
+			}
+			extraRecs-- // the trailer itself
 			trailer = true
 		default:
 			return fmt.Errorf("unknown record type %d", rec[0])
@@ -222,11 +230,18 @@ func readChunkSnapshot(fsys vfs.FS, dir string) (*chunkSnapshot, error) {
 		return nil, err
 	case !trailer:
 		return nil, fmt.Errorf("%w: %s: no trailer", errChunkSnapshot, dir)
-	case want[0] != uint64(len(cs.series)) || want[1] != uint64(len(cs.exemplars)) || (want[2] == 1) == cs.promExact:
-		return nil, fmt.Errorf("%w: %s: %d series, %d exemplars, isotsdb-only %t; the trailer says %d, %d, %d",
-			errChunkSnapshot, dir, len(cs.series), len(cs.exemplars), !cs.promExact, want[0], want[1], want[2])
+	case want != [5]uint64{uint64(len(cs.series)), uint64(len(cs.exemplars)), boolUint(!cs.promExact), mainRecs, extraRecs}:
+		return nil, fmt.Errorf("%w: %s: series, exemplars, isotsdb-only, records: %d, %d, %t, %d, %d; the trailer says %v",
+			errChunkSnapshot, dir, len(cs.series), len(cs.exemplars), !cs.promExact, mainRecs, extraRecs, want)
 	}
 	return cs, cs.check()
+}
+
+func boolUint(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // readSnapshotLog calls fn with each record of the log in dir, and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/value"
 	"github.com/isotsdb/tsdb/vfs"
@@ -453,4 +454,33 @@ func TestChunkSnapshotCrashDuringClose(t *testing.T) {
 		usedAny = f.openOn(t, fsys.CrashState()) || usedAny
 	}
 	require.True(t, usedAny, "the crash after the last operation leaves a usable snapshot")
+}
+
+// TestChunkSnapshotRecordLost: a log of the snapshot that lost any one
+// whole record (as a lost segment or a cut at a record boundary would
+// leave it: it reads without error) is not used.
+func TestChunkSnapshotRecordLost(t *testing.T) {
+	f := newSnapFixture(t)
+	for _, dir := range []string{f.dir, filepath.Join(f.dir, chunkSnapshotExtraDir)} {
+		var recs [][]byte
+		require.NoError(t, readSnapshotLog(f.fsys, dir, func(rec []byte) error {
+			recs = append(recs, append([]byte(nil), rec...))
+			return nil
+		}))
+		require.Greater(t, len(recs), 2)
+		for i := range recs {
+			c := f.fsys.Crash()
+			require.NoError(t, c.RemoveAll(dir))
+			w, err := wlog.Open(nil, nil, c, dir, wlog.Options{})
+			require.NoError(t, err)
+			for j, rec := range recs {
+				if j != i {
+					require.NoError(t, w.Log(rec))
+				}
+			}
+			require.NoError(t, w.Close())
+			c.SyncAll()
+			require.False(t, f.openOn(t, c), "%s without record %d of %d used", dir, i, len(recs))
+		}
+	}
 }

@@ -92,6 +92,7 @@ type snapWriter struct {
 	w    *wlog.WL
 	buf  []byte
 	recs [][]byte
+	n    uint64 // records added
 }
 
 // add appends the record rec (which may alias buf's spare capacity: it
@@ -100,6 +101,7 @@ func (sw *snapWriter) add(rec []byte) error {
 	start := len(sw.buf)
 	sw.buf = append(sw.buf, rec...)
 	sw.recs = append(sw.recs, sw.buf[start:len(sw.buf):len(sw.buf)])
+	sw.n++
 	if len(sw.buf) >= snapFlushBytes {
 		return sw.flush()
 	}
@@ -269,7 +271,7 @@ func (h *head) encodeChunkSnapshot(main, extra *wlog.WL) (int, error) {
 	if !promExact {
 		isotsdbOnly = 1
 	}
-	for _, v := range []uint64{chunkSnapshotVersion, h.lastSeriesRef.Load(), uint64(nSeries), uint64(len(exs)), isotsdbOnly} {
+	for _, v := range []uint64{chunkSnapshotVersion, h.lastSeriesRef.Load(), uint64(nSeries), uint64(len(exs)), isotsdbOnly, mw.n, xw.n} {
 		trailer = binary.AppendUvarint(trailer, v)
 	}
 	if err := xw.add(trailer); err != nil {
