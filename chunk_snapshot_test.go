@@ -39,12 +39,12 @@ func snapOptions(fsys vfs.FS) *Options {
 // histogram chunks stay in the heap), late samples, a stale marker,
 // exemplars, metadata, and a deletion. With kinds false only plain floats
 // (the case Prometheus restores exactly).
-func snapWorkload(t *testing.T, db *DB, k0, n int, kinds bool) {
+func snapWorkload(t testing.TB, db *DB, k0, n int, kinds bool) {
 	snapWorkloadN(t, db, k0, n, 20, kinds)
 }
 
 // snapWorkloadN is snapWorkload with floats float series (at least 4).
-func snapWorkloadN(t *testing.T, db *DB, k0, n, floats int, kinds bool) {
+func snapWorkloadN(t testing.TB, db *DB, k0, n, floats int, kinds bool) {
 	t.Helper()
 	for k := k0; k < k0+n; k++ {
 		ts := int64(k) * 60_000
@@ -164,7 +164,7 @@ func snapState(t *testing.T, db *DB, withExemplars bool) string {
 
 // snapDirs returns the chunk snapshot directories (and temporary ones) in
 // the data directory.
-func snapDirs(t *testing.T, fsys vfs.FS) []string {
+func snapDirs(t testing.TB, fsys vfs.FS) []string {
 	t.Helper()
 	ents, err := fsys.ReadDir("data")
 	require.NoError(t, err)
