@@ -592,7 +592,9 @@ func (db *DB) orderLoop() {
 // nothing and returns ErrClosed.
 // Series sets, Series and iterators obtained before keep working: a
 // block's files are unmapped only once the last of them is gone (see
-// Querier.Close).
+// Querier.Close). With Options.SnapshotOnShutdown it then writes the
+// head's chunk snapshot (chunk_snapshot.go); failing to is logged, not
+// returned: the WAL holds everything the snapshot would.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
