@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/isotsdb/tsdb/chunks"
-	"github.com/isotsdb/tsdb/histogram"
 	"github.com/isotsdb/tsdb/internal/wlog"
 	"github.com/isotsdb/tsdb/labels"
 	"github.com/isotsdb/tsdb/value"
@@ -248,7 +247,6 @@ func TestChunkSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-var _ = histogram.Histogram{}
 
 // snapFixture is a closed DB with a snapshot: its filesystem, options, the
 // state before Close (samples, labels, metadata; no exemplars) and the
