@@ -247,7 +247,6 @@ func TestChunkSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-
 // snapFixture is a closed DB with a snapshot: its filesystem, options, the
 // state before Close (samples, labels, metadata; no exemplars) and the
 // snapshot's directory.
