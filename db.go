@@ -592,7 +592,9 @@ func (db *DB) orderLoop() {
 // nothing and returns ErrClosed.
 // Series sets, Series and iterators obtained before keep working: a
 // block's files are unmapped only once the last of them is gone (see
-// Querier.Close).
+// Querier.Close). With Options.SnapshotOnShutdown it then writes the
+// head's chunk snapshot (chunk_snapshot.go); failing to is logged, not
+// returned: the WAL holds everything the snapshot would.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	if db.closed {
@@ -629,6 +631,15 @@ func (db *DB) Close() error {
 	if hc := db.head.headChunks; hc != nil {
 		if err := hc.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("tsdb: close head chunk files: %w", err))
+		}
+	}
+	if db.opts.SnapshotOnShutdown && db.head.wal != nil {
+		if len(errs) > 0 {
+			db.logger.Info("tsdb: no chunk snapshot: closing the logs failed")
+		} else if err := db.writeChunkSnapshot(); err != nil {
+			// Not an error of Close: everything is in the WAL, which
+			// the next Open replays.
+			db.logger.Warn("tsdb: no chunk snapshot", "err", err)
 		}
 	}
 	errs = append(errs, db.closeBlocks(), db.releaseLock())

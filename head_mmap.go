@@ -135,8 +135,11 @@ func (mr *mappedReplay) slot(ref SeriesRef) *mappedSlot {
 
 // loadHeadChunks opens the head chunk files of dir and returns their
 // writer and the chunks to give the series at replay; minValid is the
-// head's lower bound (chunks ending before it are dropped).
-func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchunks.Writer, *mappedReplay, error) {
+// head's lower bound (chunks ending before it are dropped). damaged
+// reports that chunks were left out for damage (files cut after their
+// last whole chunk, or a series' chunks out of order), which the WAL
+// holds: a chunk snapshot is not used then.
+func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (_ *headchunks.Writer, _ *mappedReplay, damaged bool, _ error) {
 	type loaded struct {
 		chunks []memChunk
 		bad    bool
@@ -168,8 +171,9 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open head chunk files: %w", err)
+		return nil, nil, false, fmt.Errorf("open head chunk files: %w", err)
 	}
+	damaged = res.Repaired != nil || badSeries > 0
 	// New series must never take the ref of a series the files hold
 	// chunks of (its Series record may be lost with the WAL): the next
 	// Open would give them its chunks.
@@ -187,7 +191,7 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 		}
 	}
 	if live == 0 {
-		return w, nil, nil
+		return w, nil, damaged, nil
 	}
 	mr := &mappedReplay{base: lo}
 	if n := hi - lo + 1; n <= 4*uint64(live)+1024 {
@@ -211,7 +215,7 @@ func loadHeadChunks(fsys vfs.FS, dir string, minValid int64, h *head) (*headchun
 			mr.dense[ref-lo] = sl
 		}
 	}
-	return w, mr, nil
+	return w, mr, damaged, nil
 }
 
 // attach gives s, just created by the replay, its mapped chunks.

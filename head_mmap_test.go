@@ -273,7 +273,7 @@ func TestMappedReplaySlots(t *testing.T) {
 			}
 			require.NoError(t, w.Close())
 			h := newHead(slog.New(slog.DiscardHandler), nil, headOptions{chunkRange: 7200_000, samplesPerChunk: 120, stripeSize: 16})
-			w, mr, err := loadHeadChunks(fsys, "data", math.MinInt64, h)
+			w, mr, _, err := loadHeadChunks(fsys, "data", math.MinInt64, h)
 			require.NoError(t, err)
 			defer w.Close()
 			require.Equal(t, tc.sparse, mr.sparse != nil)

@@ -257,6 +257,10 @@ type walMetrics struct {
 	recordsSkipped *prometheus.CounterVec
 	unknownRefs    prometheus.Counter
 	wblUnknownRefs prometheus.Counter
+	// snapshotLoads counts the Opens that restored the head from a chunk
+	// snapshot; snapshotErrors the snapshots found and not used.
+	snapshotLoads  prometheus.Counter
+	snapshotErrors prometheus.Counter
 }
 
 func newWALMetrics(reg prometheus.Registerer, n metricnames.Namer) *walMetrics {
@@ -277,6 +281,14 @@ func newWALMetrics(reg prometheus.Registerer, n metricnames.Namer) *walMetrics {
 		wblUnknownRefs: f.NewCounter(n.Counter(prometheus.CounterOpts{
 			Name: "tsdb_wbl_replay_unknown_refs_total",
 			Help: "Samples of WBL records written by Prometheus skipped on replay because no series record defined their series.",
+		})),
+		snapshotLoads: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_chunk_snapshot_loads_total",
+			Help: "Opens that restored the head from a chunk snapshot instead of replaying the WAL.",
+		})),
+		snapshotErrors: f.NewCounter(n.Counter(prometheus.CounterOpts{
+			Name: "tsdb_snapshot_replay_error_total",
+			Help: "Chunk snapshots found at Open and not used (damaged, stale or not matching the head chunk files): the WAL was replayed instead.",
 		})),
 	}
 }

@@ -86,6 +86,14 @@ type Options struct {
 	// in Prometheus): segments are fsynced when completed and on Close. See
 	// wal.go for what a crash can lose under each policy.
 	WALSyncEveryCommit bool
+	// SnapshotOnShutdown makes Close write a snapshot of the head
+	// (chunk_snapshot.go: Prometheus's memory snapshot, which its
+	// --enable-feature=memory-snapshot-on-shutdown reads) once the WAL is
+	// closed, and Open restore the head from it instead of replaying the
+	// WAL if the WAL still ends where the snapshot says. Open removes the
+	// snapshot whether it used it or not, and falls back to the WAL replay
+	// for any snapshot it cannot use. Off by default, as in Prometheus.
+	SnapshotOnShutdown bool
 	// KeepWALFrom, if set, returns the first WAL segment that a reader of
 	// the WAL (a remote-write sender tailing it) still needs: checkpoints
 	// then remove no segment from that one on, and the WAL grows until the

@@ -364,6 +364,12 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 	if err := checkWALComplete(db.fs, db.logger, dir, o.AcceptIncompleteWAL, false); err != nil {
 		return fmt.Errorf("open WAL: %w", err)
 	}
+	// Before the log starts its new segment: the snapshot must match the
+	// end of what is on disk.
+	snap, err := db.takeChunkSnapshot(dir)
+	if err != nil {
+		return err
+	}
 	w, err := wlog.Open(db.logger, reg, db.fs, dir, wo)
 	if err != nil {
 		return fmt.Errorf("open WAL: %w", err)
@@ -380,15 +386,33 @@ func (db *DB) openWAL(reg prometheus.Registerer) error {
 		wbl = &wblSource{dir: bw.Dir(), w: bw}
 	}
 	start := time.Now()
-	hc, mapped, err := loadHeadChunks(db.fs, db.dir, db.head.minValidTime.Load(), db.head)
+	hc, mapped, damaged, err := loadHeadChunks(db.fs, db.dir, db.head.minValidTime.Load(), db.head)
 	if err != nil {
 		if wbl != nil {
 			err = errors.Join(err, wbl.w.Close())
 		}
 		return errors.Join(err, w.Close())
 	}
+	if snap != nil && damaged {
+		db.walMetrics.snapshotErrors.Inc()
+		db.logger.Warn("tsdb: chunk snapshot not used: the head chunk files were damaged; replaying the WAL")
+		snap = nil
+	}
 	db.head.mapped = mapped
-	err = db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics)
+	if snap != nil {
+		err = db.head.restoreChunkSnapshot(db.fs, snap, wbl, db.walMetrics)
+		if errors.Is(err, errChunkSnapshot) {
+			// Checked before the head was touched.
+			db.walMetrics.snapshotErrors.Inc()
+			db.logger.Warn("tsdb: chunk snapshot not used; replaying the WAL", "err", err)
+			snap = nil
+		} else if err == nil {
+			db.walMetrics.snapshotLoads.Inc()
+		}
+	}
+	if snap == nil {
+		err = db.head.replayWAL(db.fs, dir, w, wbl, db.walMetrics)
+	}
 	db.head.mapped = nil
 	if err != nil {
 		err = fmt.Errorf("replay WAL: %w", err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ type killVariant struct {
 	step   int64 // milliseconds between two batches
 	lag    int   // batches a late sample is behind
 	window time.Duration
+	// snapshot turns Options.SnapshotOnShutdown on in the child and in
+	// the parent's check, whose clean Close writes the snapshot the next
+	// child restores from (and may be killed while loading or removing).
+	snapshot bool
 }
 
 var (
@@ -56,6 +61,8 @@ var (
 	// most late samples fall behind the head's range, and kills land
 	// during compactions, head truncations and WAL checkpoints too.
 	killBehind = killVariant{name: "behind", step: time.Minute.Milliseconds(), lag: 150, window: 3 * time.Hour}
+	// killSnapshot: killInRange with chunk snapshots on.
+	killSnapshot = killVariant{name: "snapshot", step: 10, lag: 3, window: time.Hour, snapshot: true}
 )
 
 // batch returns the batch that wrote a sample at t.
@@ -80,6 +87,7 @@ func (v killVariant) batchSize(k int) int {
 func (v killVariant) options() *Options {
 	o := DefaultOptions()
 	o.OutOfOrderTimeWindow = v.window
+	o.SnapshotOnShutdown = v.snapshot
 	return o
 }
 
@@ -97,6 +105,10 @@ func TestWALKill(t *testing.T) { testWALKill(t, "^TestWALKill$", killInRange) }
 // range and the child's background compactions (killBehind).
 func TestWALKillBehind(t *testing.T) { testWALKill(t, "^TestWALKillBehind$", killBehind) }
 
+// TestWALKillSnapshot is TestWALKill with chunk snapshots: each check's
+// Close writes one, and the next child restores from it.
+func TestWALKillSnapshot(t *testing.T) { testWALKill(t, "^TestWALKillSnapshot$", killSnapshot) }
+
 func testWALKill(t *testing.T, run string, v killVariant) {
 	if dir := os.Getenv(killChildEnv); dir != "" {
 		require.Equal(t, v.name, os.Getenv(killVariantEnv), "child of another variant")
@@ -108,6 +120,7 @@ func testWALKill(t *testing.T, run string, v killVariant) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	acked, maxBlocks := 0, 0
+	var restored atomic.Int64 // children that restored from a snapshot
 	// The behind variant needs batches enough for compactions and late
 	// samples behind the head's range: on a slow machine (the invariants
 	// build checks the head after every commit) it runs more rounds, up to
@@ -130,6 +143,9 @@ func testWALKill(t *testing.T, run string, v killVariant) {
 			defer close(lines)
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
+				if sc.Text() == "restored from snapshot" {
+					restored.Add(1)
+				}
 				if k, ok := strings.CutPrefix(sc.Text(), "committed "); ok {
 					n, err := strconv.Atoi(k)
 					if err == nil {
@@ -201,6 +217,10 @@ func testWALKill(t *testing.T, run string, v killVariant) {
 		maxBlocks = max(maxBlocks, blocks)
 	}
 	require.Positive(t, acked)
+	if v.snapshot {
+		t.Logf("%d children restored from a snapshot", restored.Load())
+		require.Positive(t, restored.Load(), "no child restored from a snapshot")
+	}
 	if v.name == killBehind.name {
 		// The variant did what it is for: blocks were cut while batches
 		// with late samples behind the head's range were committed.
@@ -249,6 +269,9 @@ func killChild(t *testing.T, dir string, v killVariant) {
 	start := 1
 	if maxt := db.Head().MaxTime(); maxt != math.MinInt64 {
 		start = v.batch(maxt) + 1
+	}
+	if counterValue(t, db.walMetrics.snapshotLoads) == 1 {
+		fmt.Println("restored from snapshot")
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for k := start; time.Now().Before(deadline); k++ {

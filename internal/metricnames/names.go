@@ -90,6 +90,7 @@ var samePrometheus = map[string]promMetric{
 	"tsdb_wal_replay_duration_seconds":       {name: "prometheus_tsdb_data_replay_duration_seconds"},
 	"tsdb_wal_replay_unknown_refs_total":     {name: "prometheus_tsdb_wal_replay_unknown_refs_total", labels: prometheus.Labels{"type": "samples"}},
 	"tsdb_wal_corruptions_repaired_total":    {name: "prometheus_tsdb_wal_corruptions_total"},
+	"tsdb_snapshot_replay_error_total":       {name: "prometheus_tsdb_snapshot_replay_error_total"},
 	"tsdb_compactions_total":                 {name: "prometheus_tsdb_compactions_total"},
 	"tsdb_compactions_failed_total":          {name: "prometheus_tsdb_compactions_failed_total"},
 	"tsdb_compaction_duration_seconds":       {name: "prometheus_tsdb_compaction_duration_seconds"},

@@ -60,6 +60,10 @@ func runBlocks(cfg config, c *corpus, qs []*query, p params, restart, keep bool,
 		}
 	}()
 	scfg := storeConfig{dir: dir, isolation: cfg.isolation, series: c.series, blockRange: realBlockRange}
+	// The restart phases close and reopen this store: isotsdb writes its
+	// chunk snapshot at that Close and restores from it (Prometheus's
+	// store keeps its defaults: memory snapshot off).
+	scfg.snapshotOnShutdown = restart
 	if late != nil {
 		scfg.lateWindow = lateWindow
 	}

@@ -104,6 +104,8 @@ type storeConfig struct {
 	// measureOpen makes open measure the live heap before and after the
 	// DB's open call (two GCs each side); see openStats.
 	measureOpen bool
+	// snapshotOnShutdown turns isotsdb's Options.SnapshotOnShutdown on.
+	snapshotOnShutdown bool
 }
 
 // blockRangeMs returns cfg's block range in ms.

@@ -32,6 +32,7 @@ func openIsotsdb(cfg storeConfig) (*isoStore, error) {
 	o.MaxBlockDuration = o.MinBlockDuration
 	o.WALCompression = true
 	o.OutOfOrderTimeWindow = cfg.lateWindow
+	o.SnapshotOnShutdown = cfg.snapshotOnShutdown
 	s := &isoStore{lsets: make([]labels.Labels, len(cfg.series))}
 	for i, kv := range cfg.series {
 		s.lsets[i] = labels.FromStrings(kv...)
