@@ -881,6 +881,51 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 	return chunks.ValNone
 }
 
+// NextFloats implements chunks.FloatBatcher: it copies samples of decoded
+// XOR chunks, going on into the next chunk if that is one too, in a
+// series without deletions.
+func (it *blockIterator) NextFloats(ts []int64, vs []float64, maxt int64) int {
+	if !it.valid || !it.decoded || len(it.s.deleted) > 0 {
+		return 0
+	}
+	maxt = min(maxt, it.s.maxt)
+	vs = vs[:len(ts)]
+	n := 0
+	for n < len(ts) {
+		if it.i == len(it.ts) {
+			// The chunk is used up: the next one, if it is an XOR chunk
+			// that ends without error.
+			next := it.ci + 1
+			if it.decodeErr != nil || next >= len(it.s.chunks) || it.s.chunks[next].minTime > maxt {
+				break
+			}
+			if _, ok := it.s.chunks[next].c.(*chunks.XORChunk); !ok {
+				break
+			}
+			it.nextChunk(next)
+			continue
+		}
+		// The samples after the current one are all after mint.
+		k := min(len(ts)-n, len(it.ts)-it.i)
+		src := it.ts[it.i : it.i+k]
+		if src[k-1] > maxt {
+			k, _ = slices.BinarySearch(src, maxt+1)
+			if k == 0 {
+				break
+			}
+		}
+		copy(ts[n:], it.ts[it.i:it.i+k])
+		copy(vs[n:], it.vs[it.i:it.i+k])
+		it.i += k
+		n += k
+	}
+	if n > 0 {
+		it.t, it.v = ts[n-1], vs[n-1]
+	}
+	runtime.KeepAlive(it.s.lease)
+	return n
+}
+
 // NextFloat implements chunks.FloatNexter.
 func (it *blockIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	vt := it.Next()

@@ -276,6 +276,34 @@ func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 	return m.choose()
 }
 
+// NextFloats implements chunks.FloatBatcher: it takes a run from the
+// source of the current sample, bounded by the other sources' next time,
+// if that source is a batcher.
+func (m *mergeIterator) NextFloats(ts []int64, vs []float64, maxt int64) int {
+	if !m.valid {
+		return 0
+	}
+	// Samples from next on must wait: another source may hold them, or a
+	// copy of them.
+	if m.next != math.MaxInt64 {
+		maxt = min(maxt, m.next-1)
+	}
+	var n int
+	switch it := m.its[m.lead].(type) {
+	case *blockIterator:
+		n = it.NextFloats(ts, vs, maxt)
+	case *headIterator:
+		n = it.NextFloats(ts, vs, maxt)
+	case chunks.FloatBatcher:
+		n = it.NextFloats(ts, vs, maxt)
+	}
+	if n > 0 {
+		m.t, m.v, m.vt = ts[n-1], vs[n-1], chunks.ValFloat
+		m.cur[m.lead] = chunks.ValFloat
+	}
+	return n
+}
+
 // NextFloat implements chunks.FloatNexter.
 func (m *mergeIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	vt := m.Next()

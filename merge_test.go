@@ -75,11 +75,12 @@ func (it *listIterator) Err() error {
 
 // TestMergeIteratorModel checks the merge of random sources, disjoint,
 // touching or overlapping in time with copies of each other's samples,
-// against a model, under random sequences of Next and Seek, and with a
-// reused iterator.
+// against a model, under random sequences of Next, Seek and NextFloats,
+// and with a reused iterator.
 func TestMergeIteratorModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var reuse *mergeIterator
+	batchedAll := 0
 	for round := range 3000 {
 		n := 1 + rng.IntN(5)
 		type src struct {
@@ -134,8 +135,30 @@ func TestMergeIteratorModel(t *testing.T) {
 		k := -1
 		var got []string
 		var exp []string
+		batched := 0
 		for step := 0; ; step++ {
 			var vt chunks.ValueType
+			if k >= 0 && k < len(wantTs) && rng.IntN(3) == 0 {
+				// A batch (see TestFloatBatcherMatchesNext), often bounded
+				// where another source is still to come.
+				bts, bvs := make([]int64, 1+rng.IntN(10)), make([]float64, 10)
+				bound := int64(math.MaxInt64)
+				if rng.IntN(2) == 0 {
+					bound = wantTs[k] + int64(rng.IntN(20))
+				}
+				nb := m.NextFloats(bts, bvs, bound)
+				for j := range nb {
+					require.Less(t, k+1+j, len(wantTs), "round %d: batch past the end", round)
+					require.LessOrEqual(t, bts[j], bound, "round %d: batch past its bound", round)
+					got = append(got, fmt.Sprint(bts[j], bvs[j]))
+					exp = append(exp, fmt.Sprint(wantTs[k+1+j], want[wantTs[k+1+j]]))
+				}
+				if k += nb; nb > 0 {
+					require.Equal(t, wantTs[k], m.AtT(), "round %d: not on the batch's last sample", round)
+				}
+				batched += nb
+				continue
+			}
 			if rng.IntN(4) == 0 {
 				target := int64(rng.IntN(140))
 				vt = m.Seek(target)
@@ -162,7 +185,9 @@ func TestMergeIteratorModel(t *testing.T) {
 		}
 		require.Equal(t, exp, got, "round %d", round)
 		require.NoError(t, m.Err())
+		batchedAll += batched
 	}
+	require.Greater(t, batchedAll, 1000, "samples taken in batches")
 }
 
 // TestMergeIteratorError: a source failing midway stops the merge with its
