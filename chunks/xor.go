@@ -180,11 +180,17 @@ func (s *IteratorSpace) NextFloat() (t int64, v float64, ok bool) {
 // last sample stored, or at the end if it returned fewer than len(ts).
 func (s *IteratorSpace) NextFloats(ts []int64, vs []float64) int {
 	vs = vs[:len(ts)]
-	for i := range ts {
+	i := 0
+	for i < len(ts) {
+		// Runs of common samples fused, each other sample through Next.
+		if i += s.xor.nextRun(ts[i:], vs[i:]); i == len(ts) {
+			break
+		}
 		if s.xor.Next() == ValNone {
 			return i
 		}
 		ts[i], vs[i] = s.xor.t, math.Float64frombits(s.xor.vbits)
+		i++
 	}
-	return len(ts)
+	return i
 }
