@@ -1,14 +1,16 @@
 package chunks
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 )
 
 // nextRun decodes up to len(ts) samples (len(vs) >= len(ts)) into ts and
 // vs, as that many calls of Next would, and returns how many it decoded.
-// It is Next's loop fused into one function whose state lives in local
-// variables, for the readers of whole runs (AppendSamples, the head's
+// It is Next's loop fused into one function whose state, the bit
+// reader's included, lives in local variables the compiler can keep in
+// registers, for the readers of whole runs (AppendSamples, the head's
 // batches): Next keeps its state in the iterator and costs a few calls a
 // sample.
 //
@@ -23,34 +25,50 @@ func (it *xorIterator) nextRun(ts []int64, vs []float64) int {
 		return 0
 	}
 	vs = vs[:len(ts)]
-	br := it.br
+	data, last := it.br.data, it.br.last
+	off, buf, nb := it.br.off, it.br.buf, it.br.n
 	t, tDelta, vbits := it.t, it.tDelta, it.vbits
 	leading, trailing := it.leading, it.trailing
 	read, total := it.read, it.total
 	n := 0
 	for n < len(ts) && read < total {
-		start := br.bitPos()
+		// Where the sample starts, to come back to if it is left to Next.
+		off0, buf0, nb0 := off, buf, nb
+
 		// Timestamp: the delta of deltas, prefix and value (at most
 		// 4+20 bits) taken at once.
-		if br.n < 4+20 {
-			br.fill()
+		if nb < 4+20 {
+			// fillLocal, its 8-byte load inline.
+			if off+8 < len(data) {
+				word := binary.BigEndian.Uint64(data[off:])
+				whole := (64 - nb) >> 3
+				buf |= word >> nb
+				nb += whole * 8
+				buf &^= ^uint64(0) >> nb
+				off += int(whole)
+			} else {
+				off, buf, nb = fillTail(data, off, buf, nb, last)
+			}
 		}
-		buf := br.buf
 		var dod int64
-		if ones := bits.LeadingZeros64(^buf); ones == 0 {
-			if br.n < 1 {
+		if ones := uint8(bits.LeadingZeros64(^buf)); ones == 0 {
+			if nb < 1 {
 				break
 			}
-			br.skip(1)
+			buf <<= 1
+			nb--
 		} else {
 			if ones >= 4 {
 				break // a 64-bit delta of deltas: Next's
 			}
-			width := [...]uint8{0, 14, 17, 20}[ones]
-			if br.n < uint8(ones)+1+width {
+			width := 11 + 3*ones // 14, 17, 20
+			w := ones + 1 + width
+			if nb < w {
 				break
 			}
-			raw := br.take(uint8(ones)+1+width) & (1<<width - 1)
+			raw := buf >> (64 - w) & (1<<width - 1)
+			buf <<= w
+			nb -= w
 			if raw > 1<<(width-1) {
 				raw -= 1 << width
 			}
@@ -59,69 +77,108 @@ func (it *xorIterator) nextRun(ts []int64, vs []float64) int {
 		sDelta := uint64(int64(tDelta) + dod)
 		sT := t + int64(sDelta)
 
-		// Value: same, reuse the window, or a new window.
-		if br.n < 13 {
-			br.fill()
+		// Value: the same, or significant bits in the window in use or in
+		// a new one.
+		if nb < 13 {
+			// fillLocal, its 8-byte load inline.
+			if off+8 < len(data) {
+				word := binary.BigEndian.Uint64(data[off:])
+				whole := (64 - nb) >> 3
+				buf |= word >> nb
+				nb += whole * 8
+				buf &^= ^uint64(0) >> nb
+				off += int(whole)
+			} else {
+				off, buf, nb = fillTail(data, off, buf, nb, last)
+			}
 		}
-		buf = br.buf
 		sLeading, sTrailing, sVbits := leading, trailing, vbits
+		ok, bitsFollow := true, true
 		switch {
 		case buf>>63 == 0:
-			if br.n < 1 {
-				br.seekBit(start)
-				goto stop
-			}
-			br.skip(1)
-			goto done
+			ok, bitsFollow = nb >= 1, false
+			buf <<= 1
+			nb--
 		case buf>>62 == 0b10:
-			if br.n < 2 || leading == noLeading {
-				br.seekBit(start)
-				goto stop
-			}
-			br.skip(2)
+			ok = nb >= 2 && leading != noLeading
+			buf <<= 2
+			nb -= 2
 		default:
-			if br.n < 2+5+6 {
-				br.seekBit(start)
-				goto stop
-			}
-			hdr := br.take(2 + 5 + 6)
+			ok = nb >= 2+5+6
+			hdr := buf >> (64 - 13)
+			buf <<= 13
+			nb -= 13
 			l := uint8(hdr>>6) & 31
 			sig := uint8(hdr) & 63
 			if sig == 0 {
 				sig = 64
 			}
-			if int(l)+int(sig) > 64 {
-				br.seekBit(start)
-				goto stop
-			}
+			ok = ok && int(l)+int(sig) <= 64
 			sLeading, sTrailing = l, 64-l-sig
 		}
-		{
+		if ok && bitsFollow {
 			sig := 64 - sLeading - sTrailing
+			if nb < sig {
+				off, buf, nb = fillLocal(data, off, buf, nb, last)
+			}
 			var x uint64
-			if sig <= br.n {
-				x = br.take(sig)
-			} else {
-				var ok bool
-				if x, ok = br.readWide(sig); !ok {
-					br.seekBit(start)
-					goto stop
+			switch {
+			case sig <= nb:
+				x = buf >> (64 - sig) // sig is at least 1
+				buf <<= sig
+				nb -= sig
+			case sig > maxFastRead && nb >= sig-32:
+				// Wider than one fill holds: in two parts.
+				hi := sig - 32
+				x = buf >> (64 - hi)
+				buf <<= hi
+				nb -= hi
+				off, buf, nb = fillLocal(data, off, buf, nb, last)
+				if ok = nb >= 32; ok {
+					x = x<<32 | buf>>32
+					buf <<= 32
+					nb -= 32
 				}
+			default:
+				ok = false
 			}
 			sVbits ^= x << sTrailing
 		}
-	done:
+		if !ok {
+			off, buf, nb = off0, buf0, nb0
+			break
+		}
 		t, tDelta, vbits, leading, trailing = sT, sDelta, sVbits, sLeading, sTrailing
 		read++
 		ts[n], vs[n] = t, math.Float64frombits(vbits)
 		n++
-		continue
-	stop:
-		break
 	}
-	it.br = br
+	it.br.off, it.br.buf, it.br.n = off, buf, nb
 	it.t, it.tDelta, it.vbits = t, tDelta, vbits
 	it.leading, it.trailing = leading, trailing
 	it.read = read
 	return n
+}
+
+// fillLocal is bitReader.fill on a reader's fields passed by value, for
+// callers that keep them in local variables: the 8-byte load inline, the
+// bytes near the end of data (whose last is last) out of line.
+func fillLocal(data []byte, off int, buf uint64, nb uint8, last byte) (int, uint64, uint8) {
+	if off+8 < len(data) {
+		word := binary.BigEndian.Uint64(data[off:])
+		whole := (64 - nb) >> 3
+		buf |= word >> nb
+		nb += whole * 8
+		buf &^= ^uint64(0) >> nb
+		return off + int(whole), buf, nb
+	}
+	return fillTail(data, off, buf, nb, last)
+}
+
+// fillTail is bitReader.fill on a reader's fields, for the last bytes of
+// data, which the 8-byte load does not reach.
+func fillTail(data []byte, off int, buf uint64, nb uint8, last byte) (int, uint64, uint8) {
+	r := bitReader{data: data, off: off, buf: buf, n: nb, last: last}
+	r.fill()
+	return r.off, r.buf, r.n
 }
