@@ -21,17 +21,32 @@ import (
 // it decoded, so that the caller's Next takes that sample through the
 // general decoder, which also reports any error exactly.
 func (it *xorIterator) nextRun(ts []int64, vs []float64) int {
-	if it.done || it.read < 2 {
+	return it.run(ts, vs[:len(ts)], len(ts), math.MaxInt64)
+}
+
+// skipRun moves as Next would to the first sample at or after time t
+// and reports whether it got there. It decodes as nextRun does and stops
+// where nextRun would, short of the sample: the caller then takes one
+// step with Next, and may skip on from there.
+func (it *xorIterator) skipRun(t int64) bool {
+	it.run(nil, nil, math.MaxInt, t)
+	return it.read > 0 && it.t >= t
+}
+
+// run is nextRun and skipRun: it decodes up to max samples, storing them
+// in ts and vs unless ts is nil, and stops after the first at or after
+// until.
+func (it *xorIterator) run(ts []int64, vs []float64, max int, until int64) int {
+	if it.done || it.read < 2 || it.t >= until {
 		return 0
 	}
-	vs = vs[:len(ts)]
 	data, last := it.br.data, it.br.last
 	off, buf, nb := it.br.off, it.br.buf, it.br.n
 	t, tDelta, vbits := it.t, it.tDelta, it.vbits
 	leading, trailing := it.leading, it.trailing
 	read, total := it.read, it.total
 	n := 0
-	for n < len(ts) && read < total {
+	for n < max && read < total {
 		// Where the sample starts, to come back to if it is left to Next.
 		off0, buf0, nb0 := off, buf, nb
 
@@ -150,8 +165,13 @@ func (it *xorIterator) nextRun(ts []int64, vs []float64) int {
 		}
 		t, tDelta, vbits, leading, trailing = sT, sDelta, sVbits, sLeading, sTrailing
 		read++
-		ts[n], vs[n] = t, math.Float64frombits(vbits)
+		if ts != nil {
+			ts[n], vs[n] = t, math.Float64frombits(vbits)
+		}
 		n++
+		if t >= until {
+			break
+		}
 	}
 	it.br.off, it.br.buf, it.br.n = off, buf, nb
 	it.t, it.tDelta, it.vbits = t, tDelta, vbits

@@ -73,3 +73,55 @@ func TestIteratorSpaceNextFloats(t *testing.T) {
 		}
 	}
 }
+
+// TestXORSeekMatchesNext: Seek, which skips runs of samples fused
+// (skipRun), lands where a loop of Next does, on the benchmark series,
+// truncated and with bit flips, with the same error.
+func TestXORSeekMatchesNext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 1))
+	check := func(name string, c *XORChunk) {
+		t.Helper()
+		var all []int64
+		ref := c.Iterator(nil)
+		for ref.Next() != ValNone {
+			all = append(all, ref.AtT())
+		}
+		for range 20 {
+			target := int64(rng.Int64N(1 << 62))
+			if len(all) > 0 {
+				target = all[rng.IntN(len(all))] + int64(rng.IntN(3)) - 1
+			}
+			want := c.Iterator(nil)
+			wvt := want.Next()
+			for wvt != ValNone && want.AtT() < target {
+				wvt = want.Next()
+			}
+			got := c.Iterator(nil)
+			require.Equal(t, wvt, got.Seek(target), "%s: Seek(%d)", name, target)
+			if wvt != ValNone {
+				wt, wv := want.At()
+				gt, gv := got.At()
+				require.Equal(t, wt, gt, "%s: Seek(%d)", name, target)
+				require.Equal(t, math.Float64bits(wv), math.Float64bits(gv), "%s: Seek(%d)", name, target)
+			} else if werr := want.Err(); werr != nil {
+				require.EqualError(t, got.Err(), werr.Error(), name)
+			}
+		}
+	}
+	for name, ss := range benchSeries() {
+		b := encode(t, ss).Bytes()
+		check(name, encode(t, ss))
+		for _, n := range []int{len(b) / 3, len(b) / 2, len(b) - 2} {
+			c, err := FromData(EncXOR, b[:n])
+			require.NoError(t, err)
+			check(name+" truncated", c.(*XORChunk))
+		}
+		for range 50 {
+			bad := append([]byte(nil), b...)
+			bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
+			c, err := FromData(EncXOR, bad)
+			require.NoError(t, err)
+			check(name+" flipped", c.(*XORChunk))
+		}
+	}
+}
