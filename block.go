@@ -587,6 +587,7 @@ type blockSeriesSet struct {
 	builder    labels.ScratchBuilder
 	metas      []index.ChunkMeta
 	cur        *blockSeries
+	spare      *blockSeries // not returned: next's to fill; nil if none
 	err        error
 	n          int
 }
@@ -630,7 +631,18 @@ func (s *blockSeriesSet) next() bool {
 			s.err = s.b.readError(fmt.Errorf("tsdb: block %s: series %d: %w", s.b.dir, ref, err))
 			return false
 		}
-		chks := make([]chunkRef, 0, len(s.metas))
+		// The series is built in a spare left by a series skipped
+		// below, or in a new one: one allocation for the series and up
+		// to len(space) chunks.
+		bs := s.spare
+		if bs == nil {
+			bs = &blockSeries{}
+		}
+		s.spare = bs
+		chks := bs.space[:0]
+		if len(s.metas) > len(bs.space) {
+			chks = make([]chunkRef, 0, len(s.metas))
+		}
 		for _, m := range s.metas {
 			if m.MaxTime < s.mint || m.MinTime > s.maxt {
 				continue
@@ -657,7 +669,10 @@ func (s *blockSeriesSet) next() bool {
 		if len(itvs) > 0 {
 			deleted = slices.Clone(itvs)
 		}
-		s.cur = &blockSeries{lset: s.builder.Labels(), b: s.b, lease: s.lease, chunks: chks, mint: s.mint, maxt: s.maxt, deleted: deleted}
+		// Field by field: chks may be bs.space.
+		bs.lset, bs.b, bs.lease, bs.chunks = s.builder.Labels(), s.b, s.lease, chks
+		bs.mint, bs.maxt, bs.deleted = s.mint, s.maxt, deleted
+		s.cur, s.spare = bs, nil
 		return true
 	}
 	if s.err == nil {
@@ -696,6 +711,9 @@ type blockSeries struct {
 	chunks     []chunkRef
 	mint, maxt int64
 	deleted    tombstones.Intervals
+	// space holds chunks if they fit: a 2 h block of 15 s scrapes has
+	// four 120-sample chunks a series.
+	space [4]chunkRef
 }
 
 func (s *blockSeries) Labels() labels.Labels { return s.lset }
@@ -879,6 +897,51 @@ func (it *blockIterator) seek(t millis) chunks.ValueType {
 		}
 	}
 	return chunks.ValNone
+}
+
+// NextFloats implements chunks.FloatBatcher: it copies samples of decoded
+// XOR chunks, going on into the next chunk if that is one too, in a
+// series without deletions.
+func (it *blockIterator) NextFloats(ts []int64, vs []float64, maxt int64) int {
+	if !it.valid || !it.decoded || len(it.s.deleted) > 0 {
+		return 0
+	}
+	maxt = min(maxt, it.s.maxt)
+	vs = vs[:len(ts)]
+	n := 0
+	for n < len(ts) {
+		if it.i == len(it.ts) {
+			// The chunk is used up: the next one, if it is an XOR chunk
+			// that ends without error.
+			next := it.ci + 1
+			if it.decodeErr != nil || next >= len(it.s.chunks) || it.s.chunks[next].minTime > maxt {
+				break
+			}
+			if _, ok := it.s.chunks[next].c.(*chunks.XORChunk); !ok {
+				break
+			}
+			it.nextChunk(next)
+			continue
+		}
+		// The samples after the current one are all after mint.
+		k := min(len(ts)-n, len(it.ts)-it.i)
+		src := it.ts[it.i : it.i+k]
+		if src[k-1] > maxt {
+			k, _ = slices.BinarySearch(src, maxt+1)
+			if k == 0 {
+				break
+			}
+		}
+		copy(ts[n:], it.ts[it.i:it.i+k])
+		copy(vs[n:], it.vs[it.i:it.i+k])
+		it.i += k
+		n += k
+	}
+	if n > 0 {
+		it.t, it.v = ts[n-1], vs[n-1]
+	}
+	runtime.KeepAlive(it.s.lease)
+	return n
 }
 
 // NextFloat implements chunks.FloatNexter.

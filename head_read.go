@@ -654,6 +654,21 @@ func (it *headIterator) NextFloat() (chunks.ValueType, int64, float64) {
 	return vt, it.t, it.v
 }
 
+// NextFloats implements chunks.FloatBatcher: it passes on samples of an
+// XOR chunk the read sees whole (plain) and that ends at or before maxt,
+// so every sample left in it qualifies; it stops at the chunk's end.
+func (it *headIterator) NextFloats(ts []int64, vs []float64, maxt int64) int {
+	if !it.valid || it.peeked || !it.plain || !it.inSpace || it.s.chunks[it.ci].maxTime > maxt {
+		return 0
+	}
+	n := it.space.NextFloats(ts, vs)
+	if n > 0 {
+		it.idx += uint64(n)
+		it.t, it.v = ts[n-1], vs[n-1]
+	}
+	return n
+}
+
 // next is Next reporting whether there is a sample.
 func (it *headIterator) next() bool { return it.Next() != chunks.ValNone }
 

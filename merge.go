@@ -59,17 +59,29 @@ func (m *mergedSeriesSet) Next() bool {
 		}
 		return false
 	}
-	same := make([]Series, 0, len(m.sets))
+	// The series with those labels: the first as it is, and only if
+	// another follows, a mergedSeries of them (one allocation).
+	var first Series
+	var ms *mergedSeries
 	for i, s := range m.sets {
-		if m.ok[i] && labels.Equal(s.At().Labels(), min) {
-			same = append(same, s.At())
-			m.ok[i] = s.Next()
+		if !m.ok[i] || !labels.Equal(s.At().Labels(), min) {
+			continue
 		}
+		switch cur := s.At(); {
+		case first == nil:
+			first = cur
+		case ms == nil:
+			ms = &mergedSeries{lset: min}
+			ms.series = ms.space[:0]
+			ms.series = append(ms.series, first, cur)
+		default:
+			ms.series = append(ms.series, cur)
+		}
+		m.ok[i] = s.Next()
 	}
-	if len(same) == 1 {
-		m.cur = same[0]
-	} else {
-		m.cur = &mergedSeries{lset: min, series: same}
+	m.cur = first
+	if ms != nil {
+		m.cur = ms
 	}
 	return true
 }
@@ -81,6 +93,7 @@ func (m *mergedSeriesSet) Err() error { return m.err }
 type mergedSeries struct {
 	lset   labels.Labels
 	series []Series
+	space  [3]Series // series' first elements: two blocks and the head fit
 }
 
 func (s *mergedSeries) Labels() labels.Labels { return s.lset }
@@ -274,6 +287,34 @@ func (m *mergeIterator) Seek(t millis) chunks.ValueType {
 		}
 	}
 	return m.choose()
+}
+
+// NextFloats implements chunks.FloatBatcher: it takes a run from the
+// source of the current sample, bounded by the other sources' next time,
+// if that source is a batcher.
+func (m *mergeIterator) NextFloats(ts []int64, vs []float64, maxt int64) int {
+	if !m.valid {
+		return 0
+	}
+	// Samples from next on must wait: another source may hold them, or a
+	// copy of them.
+	if m.next != math.MaxInt64 {
+		maxt = min(maxt, m.next-1)
+	}
+	var n int
+	switch it := m.its[m.lead].(type) {
+	case *blockIterator:
+		n = it.NextFloats(ts, vs, maxt)
+	case *headIterator:
+		n = it.NextFloats(ts, vs, maxt)
+	case chunks.FloatBatcher:
+		n = it.NextFloats(ts, vs, maxt)
+	}
+	if n > 0 {
+		m.t, m.v, m.vt = ts[n-1], vs[n-1], chunks.ValFloat
+		m.cur[m.lead] = chunks.ValFloat
+	}
+	return n
 }
 
 // NextFloat implements chunks.FloatNexter.

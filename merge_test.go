@@ -12,6 +12,7 @@ import (
 
 	"github.com/isotsdb/tsdb/chunks"
 	"github.com/isotsdb/tsdb/histogram"
+	"github.com/isotsdb/tsdb/labels"
 )
 
 // listIterator iterates over fixed float samples (strictly increasing
@@ -75,11 +76,12 @@ func (it *listIterator) Err() error {
 
 // TestMergeIteratorModel checks the merge of random sources, disjoint,
 // touching or overlapping in time with copies of each other's samples,
-// against a model, under random sequences of Next and Seek, and with a
-// reused iterator.
+// against a model, under random sequences of Next, Seek and NextFloats,
+// and with a reused iterator.
 func TestMergeIteratorModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var reuse *mergeIterator
+	batchedAll := 0
 	for round := range 3000 {
 		n := 1 + rng.IntN(5)
 		type src struct {
@@ -134,8 +136,30 @@ func TestMergeIteratorModel(t *testing.T) {
 		k := -1
 		var got []string
 		var exp []string
+		batched := 0
 		for step := 0; ; step++ {
 			var vt chunks.ValueType
+			if k >= 0 && k < len(wantTs) && rng.IntN(3) == 0 {
+				// A batch (see TestFloatBatcherMatchesNext), often bounded
+				// where another source is still to come.
+				bts, bvs := make([]int64, 1+rng.IntN(10)), make([]float64, 10)
+				bound := int64(math.MaxInt64)
+				if rng.IntN(2) == 0 {
+					bound = wantTs[k] + int64(rng.IntN(20))
+				}
+				nb := m.NextFloats(bts, bvs, bound)
+				for j := range nb {
+					require.Less(t, k+1+j, len(wantTs), "round %d: batch past the end", round)
+					require.LessOrEqual(t, bts[j], bound, "round %d: batch past its bound", round)
+					got = append(got, fmt.Sprint(bts[j], bvs[j]))
+					exp = append(exp, fmt.Sprint(wantTs[k+1+j], want[wantTs[k+1+j]]))
+				}
+				if k += nb; nb > 0 {
+					require.Equal(t, wantTs[k], m.AtT(), "round %d: not on the batch's last sample", round)
+				}
+				batched += nb
+				continue
+			}
 			if rng.IntN(4) == 0 {
 				target := int64(rng.IntN(140))
 				vt = m.Seek(target)
@@ -162,7 +186,9 @@ func TestMergeIteratorModel(t *testing.T) {
 		}
 		require.Equal(t, exp, got, "round %d", round)
 		require.NoError(t, m.Err())
+		batchedAll += batched
 	}
+	require.Greater(t, batchedAll, 1000, "samples taken in batches")
 }
 
 // TestMergeIteratorError: a source failing midway stops the merge with its
@@ -213,4 +239,69 @@ func newTestBlockIterator(t *testing.T, ts []int64, vs []float64, per int) chunk
 		s.chunks = append(s.chunks, chunkRef{c: c, minTime: ts[i], maxTime: ts[j-1]})
 	}
 	return s.Iterator(nil)
+}
+
+// listSeries is a series over fixed float samples.
+type listSeries struct {
+	lset labels.Labels
+	ts   []int64
+	vs   []float64
+}
+
+func (s *listSeries) Labels() labels.Labels { return s.lset }
+func (s *listSeries) Iterator(chunks.Iterator) chunks.Iterator {
+	return newListIterator(s.ts, s.vs, nil)
+}
+
+// TestMergeSeriesSetsModel merges random sets (up to five, each sorted by
+// labels, a series in any subset of them with disjoint samples) and checks
+// the result against a model: every label set once, in order, with the
+// samples of all its sources.
+func TestMergeSeriesSetsModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 17))
+	for round := range 500 {
+		nsets := 1 + rng.IntN(5)
+		sets := make([][]Series, nsets)
+		want := map[string][]int64{}
+		var names []string
+		for k := range 12 {
+			name := fmt.Sprintf("s%02d", k)
+			for i := range sets {
+				if rng.IntN(2) == 0 {
+					continue
+				}
+				// Set i holds times i*100 + 1..n: disjoint from the others'.
+				s := &listSeries{lset: labels.FromStrings("n", name)}
+				for j := range 1 + rng.IntN(4) {
+					s.ts = append(s.ts, int64(i*100+j+1))
+					s.vs = append(s.vs, float64(j))
+				}
+				sets[i] = append(sets[i], s)
+				if want[name] == nil {
+					names = append(names, name)
+				}
+				want[name] = append(want[name], s.ts...)
+			}
+		}
+		ss := make([]SeriesSet, nsets)
+		for i := range sets {
+			ss[i] = &listSeriesSet{ss: sets[i]}
+		}
+		m := mergeSeriesSets(ss)
+		var got []string
+		for m.Next() {
+			s := m.At()
+			name := s.Labels().Get("n")
+			got = append(got, name)
+			var ts []int64
+			it := s.Iterator(nil)
+			for it.Next() != chunks.ValNone {
+				ts = append(ts, it.AtT())
+			}
+			require.NoError(t, it.Err())
+			require.Equal(t, want[name], ts, "round %d: %s", round, name)
+		}
+		require.NoError(t, m.Err())
+		require.Equal(t, names, got, "round %d", round)
+	}
 }

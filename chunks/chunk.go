@@ -99,6 +99,24 @@ type FloatNexter interface {
 	NextFloat() (vt ValueType, t int64, v float64)
 }
 
+// FloatBatcher is implemented by iterators that can hand out a run of
+// float samples in one call, for callers that read many samples behind an
+// interface (the PromQL adapter), so that the layers of iterators under
+// them are passed once a run rather than once a sample.
+type FloatBatcher interface {
+	// NextFloats is up to len(ts) calls of Next (len(vs) >= len(ts)), each
+	// of which moves to a float sample with no start time and a time at
+	// most maxt: it stores those samples' times and values in ts and vs,
+	// in order, and returns how many it stored, n. It may stop sooner
+	// wherever it likes, and returns 0 where the next sample is not such
+	// a float or the iterator is not positioned on a sample (before the
+	// first Next or Seek, or after the end); the caller goes on with
+	// Next, which returns the sample after the last one stored. After
+	// n > 0 the iterator is positioned on sample n-1 (At, AtT and AtST
+	// report it); after 0 it has not moved.
+	NextFloats(ts []int64, vs []float64, maxt int64) int
+}
+
 // NewNopIterator returns an iterator over no samples, whose Err is nil.
 func NewNopIterator() Iterator { return nopIterator{} }
 

@@ -173,3 +173,24 @@ func (s *IteratorSpace) NextFloat() (t int64, v float64, ok bool) {
 	}
 	return s.xor.t, math.Float64frombits(s.xor.vbits), true
 }
+
+// NextFloats is up to len(ts) calls of NextFloat (len(vs) >= len(ts)),
+// stopping at the end of the chunk: it stores the samples' times and
+// values in ts and vs and returns how many. The iterator is then on the
+// last sample stored, or at the end if it returned fewer than len(ts).
+func (s *IteratorSpace) NextFloats(ts []int64, vs []float64) int {
+	vs = vs[:len(ts)]
+	i := 0
+	for i < len(ts) {
+		// Runs of common samples fused, each other sample through Next.
+		if i += s.xor.nextRun(ts[i:], vs[i:]); i == len(ts) {
+			break
+		}
+		if s.xor.Next() == ValNone {
+			return i
+		}
+		ts[i], vs[i] = s.xor.t, math.Float64frombits(s.xor.vbits)
+		i++
+	}
+	return i
+}

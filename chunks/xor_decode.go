@@ -24,6 +24,18 @@ func (c *XORChunk) AppendSamples(ts []int64, vs []float64, maxt int64) ([]int64,
 	for it.Next() == ValFloat && it.t <= maxt {
 		ts = append(ts, it.t)
 		vs = append(vs, math.Float64frombits(it.vbits))
+		// Runs of common samples fused (nextRun), into the room the
+		// slices have; each other sample through Next.
+		k := len(ts)
+		room := min(cap(ts), cap(vs)) - k
+		r := it.nextRun(ts[k:k+room], vs[k:k+room])
+		ts, vs = ts[:k+r], vs[:k+r]
+		for j, t := range ts[k:] {
+			if t > maxt {
+				// The first sample after maxt, where Next stops.
+				return ts[:k+j], vs[:k+j], nil
+			}
+		}
 	}
 	return ts, vs, it.err
 }

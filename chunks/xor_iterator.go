@@ -91,6 +91,11 @@ func (it *xorIterator) Seek(t millis) ValueType {
 		it.seekTo(&it.from, t)
 	}
 	for it.read == 0 || it.t < t {
+		// Runs of common samples skipped fused (skipRun), each other
+		// sample through Next.
+		if it.skipRun(t) {
+			break
+		}
 		if it.Next() == ValNone {
 			return ValNone
 		}

@@ -83,6 +83,12 @@ func BenchmarkAppend(b *testing.B) {
 // loadBench fills a storage with benchSeries series of 2h of 15s samples.
 func loadBench(b *testing.B) *promstorage.Storage {
 	s := newStorage(b)
+	fill(b, s)
+	return s
+}
+
+// fill writes 2 h of 15-second scrapes of the benchSeries into s.
+func fill(b *testing.B, s *promstorage.Storage) {
 	lsets := benchLabels()
 	refs := make([]storage.SeriesRef, len(lsets))
 	for ts := int64(0); ts <= (2 * time.Hour).Milliseconds(); ts += 15000 {
@@ -94,7 +100,6 @@ func loadBench(b *testing.B) *promstorage.Storage {
 		}
 		require.NoError(b, app.Commit())
 	}
-	return s
 }
 
 // BenchmarkSelect reads every sample of the last hour of all series
@@ -124,6 +129,48 @@ func BenchmarkSelect(b *testing.B) {
 		q.Close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+}
+
+// BenchmarkIterate reads every sample of all series over 2 h the way
+// Prometheus's engine does (storage.BufferedSeriesIterator: At, AtST,
+// Next and AtT for every sample), from the head alone or, with 30-minute
+// blocks cut, mostly from blocks through the merge with the head.
+func BenchmarkIterate(b *testing.B) {
+	for _, layout := range []string{"head", "blocks"} {
+		b.Run("layout="+layout, func(b *testing.B) {
+			s := newStorage(b)
+			if layout == "blocks" {
+				s = newStorageBlocks(b, 30*time.Minute)
+			}
+			fill(b, s)
+			if layout == "blocks" {
+				require.NoError(b, s.DB().Compact(context.Background()))
+				require.NotEmpty(b, s.DB().Blocks())
+			}
+			m := labels.MustNewMatcher(labels.MatchEqual, "__name__", "http_requests_total")
+			end := (2 * time.Hour).Milliseconds()
+			b.ReportAllocs()
+			var it chunkenc.Iterator
+			samples, sum := 0, 0.0
+			for b.Loop() {
+				q, err := s.Querier(0, end)
+				require.NoError(b, err)
+				ss := q.Select(context.Background(), true, &storage.SelectHints{Start: 0, End: end}, m)
+				for ss.Next() {
+					it = ss.At().Iterator(it)
+					for vt := it.Next(); vt == chunkenc.ValFloat; vt = it.Next() {
+						_, v := it.At()
+						sum += v + float64(it.AtST()) + float64(it.AtT())
+						samples++
+					}
+				}
+				require.NoError(b, ss.Err())
+				require.NoError(b, q.Close())
+			}
+			require.NotZero(b, sum)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(samples), "ns/sample")
+		})
+	}
 }
 
 // BenchmarkPromQLRate evaluates a typical dashboard range query.

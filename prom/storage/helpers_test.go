@@ -39,6 +39,19 @@ func newStorage(tb testing.TB) *promstorage.Storage {
 	return s
 }
 
+// newStorageBlocks is newStorage with blocks of the given range, which a
+// DB.Compact cuts from the head.
+func newStorageBlocks(tb testing.TB, blockRange time.Duration) *promstorage.Storage {
+	tb.Helper()
+	o := testOptions()
+	o.MinBlockDuration, o.MaxBlockDuration = blockRange, blockRange
+	db, err := tsdb.Open(tb.TempDir(), nil, nil, o)
+	require.NoError(tb, err)
+	s := promstorage.New(db)
+	tb.Cleanup(func() { require.NoError(tb, s.Close()) })
+	return s
+}
+
 // newExemplarStorage is newStorage with room for n exemplars.
 func newExemplarStorage(tb testing.TB, n int64) *promstorage.Storage {
 	tb.Helper()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -130,11 +131,24 @@ func TestIteratorScripts(t *testing.T) {
 // TestIteratorMatchesPrometheus runs random Next/Seek scripts on the
 // adapter's iterators and on Prometheus's own list iterator over the same
 // samples, clipped the same way, and requires identical answers.
+//
+// In the layout "blocks" the DB cuts 5-minute blocks, so that most of
+// each series is read from blocks and the rest from the head, through the
+// merge, and the adapter takes the samples in batches (FloatBatcher).
 func TestIteratorMatchesPrometheus(t *testing.T) {
+	for _, layout := range []string{"head", "blocks"} {
+		t.Run("layout="+layout, func(t *testing.T) { testIteratorMatchesPrometheus(t, layout) })
+	}
+}
+
+func testIteratorMatchesPrometheus(t *testing.T, layout string) {
 	seed := uint64(20261203)
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	s := newStorage(t)
+	if layout == "blocks" {
+		s = newStorageBlocks(t, 5*time.Minute)
+	}
 
 	// Series with gaps of varying size, many chunks' worth.
 	const nSeries = 8
@@ -155,6 +169,10 @@ func TestIteratorMatchesPrometheus(t *testing.T) {
 	var maxT int64
 	for _, d := range data {
 		maxT = max(maxT, d[len(d)-1].t)
+	}
+	if layout == "blocks" {
+		require.NoError(t, s.DB().Compact(context.Background()))
+		require.NotEmpty(t, s.DB().Blocks())
 	}
 
 	var reuse chunkenc.Iterator
@@ -221,5 +239,54 @@ func TestValueTypesMatchPrometheus(t *testing.T) {
 	} {
 		require.Equal(t, theirs, chunkenc.ValueType(ours))
 		require.Equal(t, theirs.String(), ours.String())
+	}
+}
+
+// TestIteratorStartTimes: the adapter reports each sample's start time,
+// 0 for the floats it takes in batches, over blocks and the head, for a
+// series whose stretches of plain floats and floats with start times
+// alternate.
+func TestIteratorStartTimes(t *testing.T) {
+	s := newStorageBlocks(t, 5*time.Minute)
+	ls := labels.FromStrings("__name__", "m")
+	const n = 600 // 2.5 h at 15 s
+	var wantT, wantST []int64
+	for i := range n {
+		app := s.AppenderV2(context.Background())
+		ts, st := int64(i)*15_000, int64(0)
+		if i/40%2 == 1 {
+			st = ts - 1000
+		}
+		_, err := app.Append(0, ls, st, ts, float64(i), nil, nil, storage.AOptions{})
+		require.NoError(t, err)
+		require.NoError(t, app.Commit())
+		wantT, wantST = append(wantT, ts), append(wantST, st)
+	}
+	require.NoError(t, s.DB().Compact(context.Background()))
+	require.NotEmpty(t, s.DB().Blocks())
+	q, err := s.Querier(0, n*15_000)
+	require.NoError(t, err)
+	defer q.Close()
+	ss := q.Select(context.Background(), true, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "m"))
+	require.True(t, ss.Next())
+	var gotT, gotST []int64
+	it := ss.At().Iterator(nil)
+	for it.Next() != chunkenc.ValNone {
+		gotT, gotST = append(gotT, it.AtT()), append(gotST, it.AtST())
+	}
+	require.NoError(t, it.Err())
+	require.Equal(t, wantT, gotT)
+	require.Equal(t, wantST, gotST)
+
+	// Seeks past a batch, to samples with and without start times, a few
+	// Nexts after each.
+	it = ss.At().Iterator(it)
+	for target := int64(0); target < n*15_000; target += 7*60_000 + 1 {
+		require.Equal(t, chunkenc.ValFloat, it.Seek(target))
+		for range 3 {
+			i := int(it.AtT() / 15_000)
+			require.Equal(t, wantST[i], it.AtST(), "sample %d, after Seek(%d)", i, target)
+			require.Equal(t, chunkenc.ValFloat, it.Next())
+		}
 	}
 }
