@@ -384,16 +384,9 @@ func (w *Writer) Truncate(mint int64) (removed int, err error) {
 func (w *Writer) Chunk(ref uint64) (chunks.Chunk, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.closed {
-		return nil, fmt.Errorf("headchunks: read chunk %#x: %w", ref, ErrClosed)
-	}
-	seq, off := SplitRef(ref)
-	f := w.fileLocked(seq)
-	if f == nil {
-		return nil, fmt.Errorf("%w %#x: no file %s", ErrInvalidRef, ref, FileName(int(seq)))
-	}
-	if off < HeaderSize {
-		return nil, fmt.Errorf("%w %#x: offset %d in the header of %s", ErrInvalidRef, ref, off, f.name)
+	f, off, err := w.refFileLocked(ref)
+	if err != nil {
+		return nil, err
 	}
 	if int64(off) >= f.mapped {
 		if int64(off) < f.size {
@@ -430,16 +423,9 @@ func (w *Writer) Chunk(ref uint64) (chunks.Chunk, error) {
 func (w *Writer) Added(ref uint64, enc chunks.Encoding, dataLen int) (chunks.Chunk, error) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	if w.closed {
-		return nil, fmt.Errorf("headchunks: read chunk %#x: %w", ref, ErrClosed)
-	}
-	seq, off := SplitRef(ref)
-	f := w.fileLocked(seq)
-	if f == nil {
-		return nil, fmt.Errorf("%w %#x: no file %s", ErrInvalidRef, ref, FileName(int(seq)))
-	}
-	if off < HeaderSize {
-		return nil, fmt.Errorf("%w %#x: offset %d in the header of %s", ErrInvalidRef, ref, off, f.name)
+	f, off, err := w.refFileLocked(ref)
+	if err != nil {
+		return nil, err
 	}
 	end := int64(off) + recordSize(dataLen)
 	if end > f.mapped {
@@ -459,6 +445,24 @@ func (w *Writer) Added(ref uint64, enc chunks.Encoding, dataLen int) (chunks.Chu
 		return nil, corrupt.At(f.name, int64(off), err)
 	}
 	return &mappedChunk{Chunk: c, m: f.m}, nil
+}
+
+// refFileLocked returns the live file ref points into and the offset in
+// it, after the checks Chunk and Added share: the Writer is open, the file
+// is live, the offset is past the header. Requires w.mu held.
+func (w *Writer) refFileLocked(ref uint64) (*file, uint32, error) {
+	if w.closed {
+		return nil, 0, fmt.Errorf("headchunks: read chunk %#x: %w", ref, ErrClosed)
+	}
+	seq, off := SplitRef(ref)
+	f := w.fileLocked(seq)
+	if f == nil {
+		return nil, 0, fmt.Errorf("%w %#x: no file %s", ErrInvalidRef, ref, FileName(int(seq)))
+	}
+	if off < HeaderSize {
+		return nil, 0, fmt.Errorf("%w %#x: offset %d in the header of %s", ErrInvalidRef, ref, off, f.name)
+	}
+	return f, off, nil
 }
 
 // fileLocked returns the live file with sequence number seq, or nil.
