@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +53,13 @@ func (t *target) holds(r float64) bool {
 		return r <= t.bound
 	}
 	return r >= t.bound
+}
+
+// holdsMeasured is holds for a ratio or a cost: a figure that was not
+// measured (0: missing in one store's runs, infinite or NaN: missing in
+// the other's) misses its target whichever side the bound is on.
+func (t *target) holdsMeasured(r float64) bool {
+	return r > 0 && !math.IsInf(r, 0) && t.holds(r)
 }
 
 func atMost(b float64) *target  { return &target{max: true, bound: b} }
@@ -126,7 +134,7 @@ func report(w io.Writer, res map[config][]figures, qs []*query) bool {
 		fmt.Fprintf(w, "out-of-order window cost (window on, no late samples / window off; each store against itself)\n")
 		r := row{label: "scrape CPU per sample, paired blocks", figure: "latecost.scrape", target: atMost(1.02)}
 		a, b := median(iso, r.figure), median(prom, r.figure)
-		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), &ok))
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holdsMeasured(a), &ok))
 	}
 
 	var more []section
@@ -176,7 +184,7 @@ func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, scrape, hi
 	}
 	for _, r := range paired {
 		a, b := median(iso, r.figure), median(prom, r.figure)
-		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holds(a), ok))
+		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", r.target, verdict(r.target.holdsMeasured(a), ok))
 	}
 	var whole []row
 	if scrape {
@@ -195,7 +203,7 @@ func isolationCost(w io.Writer, iso, prom, isoOff, promOff []figures, scrape, hi
 		mark, tgt := "", ""
 		if r.target != nil {
 			tgt = r.target.String()
-			mark = verdict(r.target.holds(a), ok)
+			mark = verdict(r.target.holdsMeasured(a), ok)
 		}
 		fmt.Fprintf(w, "  %-46s %14.3f %14.3f %9s  %-8s %s\n", r.label, a, b, "", tgt, mark)
 	}
@@ -244,7 +252,7 @@ func printRow(w io.Writer, r row, a, b float64, ok *bool) {
 	mark, tgt := "", ""
 	if r.target != nil {
 		tgt = r.target.String()
-		mark = verdict(r.target.holds(ratio), ok)
+		mark = verdict(r.target.holdsMeasured(ratio), ok)
 	}
 	if r.abs != nil {
 		switch tgt = r.abs.String(); r.unit {
