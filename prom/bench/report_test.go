@@ -52,6 +52,16 @@ func reportOf(iso, prom figures) (string, bool) {
 	return out.String(), ok
 }
 
+// requireMissedOnly checks that the report failed and that its only row
+// marked MISSED starts with label.
+func requireMissedOnly(t *testing.T, out string, ok bool, label string) {
+	t.Helper()
+	require.False(t, ok, "%s", out)
+	missed := missedLines(out)
+	require.Len(t, missed, 1, "%s", out)
+	require.True(t, strings.HasPrefix(missed[0], label), "%q missed, want %q", missed[0], label)
+}
+
 // missedLines returns the report's lines marked MISSED.
 func missedLines(out string) []string {
 	var lines []string
@@ -90,10 +100,7 @@ func TestReportVerdict(t *testing.T) {
 					bad[r.figure] = 100 * r.target.bound * f
 				}
 				out, ok := reportOf(bad, badProm)
-				require.False(t, ok, "%s", out)
-				missed := missedLines(out)
-				require.Len(t, missed, 1, "%s", out)
-				require.True(t, strings.HasPrefix(missed[0], r.label), "%q missed, want %q", missed[0], r.label)
+				requireMissedOnly(t, out, ok, r.label)
 			})
 		}
 	}
@@ -102,19 +109,13 @@ func TestReportVerdict(t *testing.T) {
 		bad := maps.Clone(iso)
 		bad["promql.05 slow"] = 105 // geometric mean 0.75 still holds
 		out, ok := reportOf(bad, prom)
-		require.False(t, ok, "%s", out)
-		missed := missedLines(out)
-		require.Len(t, missed, 1, "%s", out)
-		require.True(t, strings.HasPrefix(missed[0], "worst ratio: slow"), "%q", missed[0])
+		requireMissedOnly(t, out, ok, "worst ratio: slow")
 	})
 	t.Run("promql query missing", func(t *testing.T) {
 		bad := maps.Clone(iso)
 		delete(bad, "promql.02 q2")
 		out, ok := reportOf(bad, prom)
-		require.False(t, ok, "%s", out)
-		missed := missedLines(out)
-		require.Len(t, missed, 1, "%s", out)
-		require.True(t, strings.HasPrefix(missed[0], "geometric mean of the ratios"), "%q", missed[0])
+		requireMissedOnly(t, out, ok, "geometric mean of the ratios")
 	})
 	t.Run("promql geometric mean", func(t *testing.T) {
 		bad := maps.Clone(iso)
@@ -122,9 +123,6 @@ func TestReportVerdict(t *testing.T) {
 			bad[fmt.Sprintf("promql.%02d q%d", i, i)] = 85 // every query ≤ 1.0, the mean 0.86
 		}
 		out, ok := reportOf(bad, prom)
-		require.False(t, ok, "%s", out)
-		missed := missedLines(out)
-		require.Len(t, missed, 1, "%s", out)
-		require.True(t, strings.HasPrefix(missed[0], "geometric mean of the ratios"), "%q", missed[0])
+		requireMissedOnly(t, out, ok, "geometric mean of the ratios")
 	})
 }
