@@ -55,9 +55,11 @@ func (t *target) holds(r float64) bool {
 	return r >= t.bound
 }
 
-// holdsMeasured is holds for a ratio or a cost: a figure that was not
-// measured (0: missing in one store's runs, infinite or NaN: missing in
-// the other's) misses its target whichever side the bound is on.
+// holdsMeasured is holds for a ratio or a cost, which are positive when
+// measured: one that is 0 or infinite (the figure missing in one store's
+// runs), NaN (in both) or negative (a growth that came out below zero, as
+// the RSS growth of a tiny run can) misses its target whichever side the
+// bound is on.
 func (t *target) holdsMeasured(r float64) bool {
 	return r > 0 && !math.IsInf(r, 0) && t.holds(r)
 }
